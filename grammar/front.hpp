@@ -1,0 +1,25 @@
+// RQL front end: query text -> list of IR queries in file order (statements
+// lowered to reverse Polish token programs). Compilation passes live in ir/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+
+namespace rql {
+
+// A syntax or lexical error: location and message (exit code 1).
+struct SyntaxError : std::runtime_error {
+  ir::SrcLoc loc;
+  SyntaxError(const std::string& m, ir::SrcLoc l) : std::runtime_error(m), loc(l) {}
+};
+
+// Parses a whole query file. Throws SyntaxError, ir::CompileError.
+// Returns the statements in file order; rules are attached to their streams.
+std::vector<ir::Query> parseText(const std::string& text);
+
+// Parses one ad hoc statement (a single logical line).
+std::vector<ir::Query> parseStatement(const std::string& text);
+
+}  // namespace rql

@@ -1,0 +1,562 @@
+// RQL grammar (Bison, C++ skeleton). Actions lower statements straight to
+// IR token programs in reverse Polish order. Operator precedence reproduces
+// the reference grouping, including its two asymmetries: `+` binds tighter
+// than binary `-`, and `*` tighter than `/` (see docs/rql.md).
+%require "3.7"
+%language "c++"
+%define api.namespace {rql::gen}
+%define api.parser.class {Parser}
+%define api.value.type variant
+%define api.token.constructor
+%define parse.error detailed
+%locations
+%define api.location.type {ir::SrcLoc}
+
+%code requires {
+// Locations are points (line, column): a rule starts where its first symbol starts.
+#define YYLLOC_DEFAULT(Cur, Rhs, N) \
+  do { (Cur) = (N) ? YYRHSLOC(Rhs, 1) : YYRHSLOC(Rhs, 0); } while (0)
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+#include "ir/ir.hpp"
+#include "lexer/lexer.hpp"
+
+namespace rql::gen {
+// A field expression under construction.
+struct Expr {
+  ir::Program p;
+  bool intOverflow = false;  // bare literal 2147483648, valid only after unary minus
+  bool bareNumber = false;   // unparenthesised numeric literal
+};
+// A FROM expression under construction.
+struct SExpr {
+  ir::Program p;
+  bool plainName = false;
+  bool hasReducer = false;
+};
+struct Ctx {
+  const std::vector<Lexeme>* lex = nullptr;
+  size_t next = 0;
+  std::vector<ir::Query>* out = nullptr;
+  // Clause values collected while a SELECT is being reduced.
+  std::string pendingFile;
+  std::pair<int, int> pendingRetention{0, 0};
+  bool pendingVolatile = false;
+  ir::Rule pendingRule;
+};
+}
+}
+
+%code {
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include "grammar/front.hpp"
+#include "ir/functions.hpp"
+
+namespace rql::gen {
+static Parser::symbol_type yylex(Ctx& ctx);
+
+static ir::Value parseInt(const std::string& text, const ir::SrcLoc& loc, bool negative) {
+  errno = 0;
+  long long v = strtoll(text.c_str(), nullptr, 10);
+  if (negative) v = -v;
+  if (errno == ERANGE || v > INT32_MAX || v < INT32_MIN)
+    throw SyntaxError("integer literal " + std::string(negative ? "-" : "") + text + " is out of range", loc);
+  return int32_t(v);
+}
+static int toCount(const std::string& text, const ir::SrcLoc& loc) {
+  return std::get<int32_t>(parseInt(text, loc, false));
+}
+static ir::Rational ratOf(const std::string& n, const std::string& d, const ir::SrcLoc& loc) {
+  int64_t den = toCount(d, loc);
+  if (den == 0) throw SyntaxError("denominator of " + n + "/" + d + " is zero", loc);
+  return ir::Rational(toCount(n, loc), den);
+}
+static void append(ir::Program& a, const ir::Program& b) { a.insert(a.end(), b.begin(), b.end()); }
+static Expr binary(Expr a, const Expr& b, ir::Op op, const ir::SrcLoc& loc) {
+  if (a.intOverflow || b.intOverflow) throw SyntaxError("integer literal 2147483648 is out of range", loc);
+  append(a.p, b.p);
+  a.p.push_back(ir::Token(op));
+  a.bareNumber = false;
+  return a;
+}
+static Expr checked(Expr e, const ir::SrcLoc& loc) {
+  if (e.intOverflow) throw SyntaxError("integer literal 2147483648 is out of range", loc);
+  return e;
+}
+static SExpr sbinary(SExpr a, const SExpr& b, ir::Token op, const ir::SrcLoc& loc) {
+  if (a.hasReducer || b.hasReducer)
+    throw SyntaxError("a stream reducer (.min .max .avg .sumc) must be the whole FROM expression", loc);
+  append(a.p, b.p);
+  a.p.push_back(std::move(op));
+  a.plainName = false;
+  return a;
+}
+static SExpr sunary(SExpr a, std::vector<ir::Token> toks, const ir::SrcLoc& loc) {
+  if (a.hasReducer)
+    throw SyntaxError("a stream reducer (.min .max .avg .sumc) must be the whole FROM expression", loc);
+  for (auto& t : toks) a.p.push_back(std::move(t));
+  a.plainName = false;
+  return a;
+}
+// A call is checked against the function table: known name, right arity.
+static Expr call(const std::string& name, std::vector<Expr> args, const ir::SrcLoc& loc) {
+  auto fn = ir::findFunction(name);
+  if (!fn) throw ir::CompileError("unknown function '" + name + "'", loc);
+  if (int(args.size()) != fn->arity)
+    throw ir::CompileError("function '" + std::string(fn->name) + "' takes " + std::to_string(fn->arity) +
+                           " argument" + (fn->arity == 1 ? "" : "s") + ", got " + std::to_string(args.size()), loc);
+  Expr e;
+  for (auto& a : args) append(e.p, checked(std::move(a), loc).p);
+  e.p.push_back(ir::Token(ir::Op::CALL, std::string(fn->name)));
+  return e;
+}
+static ir::Query* findQuery(Ctx& ctx, const std::string& id) {
+  for (auto& q : *ctx.out)
+    if (q.id == id) return &q;
+  return nullptr;
+}
+}  // namespace rql::gen
+}
+
+%param { Ctx& ctx }
+
+%token END 0 "end of line"
+%token SELECT "SELECT" STREAM "STREAM" FROM "FROM" DECLARE "DECLARE" RETENTION "RETENTION"
+%token FILE_KW "FILE" STORAGE "STORAGE" ROTATION "ROTATION" SUBSTRAT "SUBSTRAT" RULE "RULE"
+%token DISPOSABLE "DISPOSABLE" ONESHOT "ONESHOT" HOLD "HOLD" VOLATILE "VOLATILE" ON "ON" WHEN "WHEN"
+%token DUMP "DUMP" SYSTEM "SYSTEM" DO "DO" TO "TO" TEXTFILE "TEXTFILE" BINFILE "BINFILE" DEVICE "DEVICE"
+%token AND "AND" OR "OR" NOT "NOT"
+%token <std::string> MIN "MIN" MAX "MAX" AVG "AVG" SUMC "SUMC"
+%token <ir::Type> TYPE "type name"
+%token <std::string> PROFILE "storage profile" FN_WORD "function name" TO_STRING "to_string"
+%token <std::string> ID "identifier" DECIMAL "integer" FLOAT "decimal number" STRING "string"
+%token <std::string> STRING_PROFILE "profile string"
+%token LPAREN "(" RPAREN ")" LBRACK "[" RBRACK "]" COMMA "," DOT "." STAR "*" SLASH "/" PLUS "+" MINUS "-"
+%token UNDERSCORE "_" AT "@" HASH "#" AMP "&" PERCENT "%" GT ">" LT "<" EQ "=" NE "!=" GE ">=" LE "<=" COLON ":"
+
+%type <Expr> expr operand
+%type <std::vector<Expr>> args
+%type <std::vector<ir::Program>> select_list
+%type <ir::Program> cond cmp
+%type <SExpr> sexpr sterm sfactor
+%type <ir::Rational> rational
+%type <ir::Op> reducer
+%type <std::vector<ir::Field>> field_decls
+%type <ir::Field> field_decl
+%type <ir::SourceKind> source_kw
+%type <int> opt_flags
+%type <int> signed_int
+%type <std::string> profile_word directive_value
+
+%left OR
+%left AND
+%left LE
+%left GE
+%left LT
+%left GT
+%left NE
+%left EQ
+%left MINUS
+%left PLUS
+%precedence NOT
+%left SLASH
+%left STAR
+%precedence UMINUS
+
+%start program
+
+%%
+
+program: item | program item ;
+
+item: statement
+    | STORAGE profile_word {
+        // The STORAGE clause of a SELECT: it closes the statement before it.
+        if (ctx.out->empty() || ctx.out->back().program.empty() || ctx.out->back().isDirective())
+          throw SyntaxError("STORAGE " + $2 + " must follow a SELECT statement", @1);
+        auto& q = ctx.out->back();
+        if (q.storageProfile != "DEFAULT") throw SyntaxError("a SELECT takes one STORAGE clause", @1);
+        if ($2 == "DEVICE" || $2 == "TEXTSOURCE")
+          throw ir::CompileError("STORAGE " + $2 + " of stream " + q.id +
+              " is not a storage profile but a source kind of DECLARE; use DEFAULT, MEMORY, DIRECT, POSIX, POSIXSHD or GENERIC", @2);
+        q.storageProfile = $2;
+      }
+    ;
+
+profile_word: PROFILE { $$ = $1; } | DEVICE { $$ = "DEVICE"; } ;
+
+statement: select | declare | directive | rule ;
+
+directive_value: STRING { $$ = $1; } | STRING_PROFILE { $$ = $1; } ;
+
+directive: STORAGE directive_value {
+             if ($2.empty()) throw ir::CompileError("directive filename must not be empty", @2);
+             ir::Query q; q.id = ":STORAGE"; q.filename = $2; q.loc = @1;
+             if (q.filename.back() != '/') q.filename += '/';
+             ctx.out->push_back(std::move(q));
+           }
+         | SUBSTRAT directive_value {
+             if ($2.empty()) throw ir::CompileError("directive filename must not be empty", @2);
+             ir::Query q; q.id = ":SUBSTRAT"; q.filename = $2; q.loc = @1;
+             ctx.out->push_back(std::move(q));
+           }
+         | ROTATION directive_value {
+             if ($2.empty()) throw ir::CompileError("directive filename must not be empty", @2);
+             ir::Query q; q.id = ":ROTATION"; q.filename = $2; q.loc = @1;
+             ctx.out->push_back(std::move(q));
+           }
+         ;
+
+declare: DECLARE field_decls STREAM ID COMMA rational source_kw STRING opt_flags {
+           ir::Query q; q.id = $4; q.loc = @1;
+           q.interval = $6;
+           if (q.interval.num <= 0)
+             throw ir::CompileError("interval of stream '" + $4 + "' must be greater than zero", @6);
+           if (!q.interval.fitsInt32())
+             throw ir::CompileError("interval of stream '" + $4 + "' does not fit 32-bit numerator/denominator", @6);
+           q.filename = $8;
+           q.schema = std::move($2);
+           if ($7 == ir::SourceKind::NONE) {
+             std::string low = $8; for (auto& c : low) c = char(tolower((unsigned char)c));
+             q.sourceKind = low.find(".txt") != std::string::npos ? ir::SourceKind::TEXTSOURCE : ir::SourceKind::DEVICE;
+           } else q.sourceKind = $7;
+           q.isDisposable = $9 & 1; q.isOneShot = $9 & 2; q.isHold = $9 & 4;
+           ctx.out->push_back(std::move(q));
+         }
+       ;
+
+source_kw: FILE_KW { $$ = ir::SourceKind::NONE; }
+         | TEXTFILE { $$ = ir::SourceKind::TEXTSOURCE; }
+         | BINFILE { $$ = ir::SourceKind::BINFILE; }
+         | DEVICE { $$ = ir::SourceKind::DEVICE; }
+         ;
+
+opt_flags: %empty { $$ = 0; }
+         | DISPOSABLE { $$ = 1; } | ONESHOT { $$ = 2; } | HOLD { $$ = 4; }
+         | DISPOSABLE ONESHOT { $$ = 3; } | DISPOSABLE HOLD { $$ = 5; } | ONESHOT HOLD { $$ = 6; }
+         | DISPOSABLE ONESHOT HOLD { $$ = 7; }
+         ;
+
+field_decls: field_decl { $$.push_back($1); }
+           | field_decls COMMA field_decl { $$ = std::move($1); $$.push_back($3); }
+           ;
+
+field_decl: ID TYPE {
+              $$.name = $1; $$.type = $2; $$.rlen = ir::typeSize($2); $$.rarray = 1;
+            }
+          | ID TYPE LBRACK DECIMAL RBRACK {
+              int n = toCount($4, @4);
+              if (n <= 0) throw ir::CompileError("array size of field '" + $1 + "' must be positive", @4);
+              $$.name = $1; $$.type = $2; $$.rlen = ir::typeSize($2); $$.rarray = n;
+            }
+          ;
+
+rational: DECIMAL SLASH DECIMAL { $$ = ratOf($1, $3, @1); }
+        | DECIMAL { $$ = ir::Rational(toCount($1, @1)); }
+        | FLOAT { $$ = ir::rationalize(strtod($1.c_str(), nullptr)); }
+        ;
+
+select: SELECT select_list STREAM ID FROM sexpr opt_select_file opt_retention opt_volatile {
+          ir::Query q; q.id = $4; q.loc = @1;
+          if (q.id == "OUT_OF_BUSSINESS") throw ir::CompileError("OUT_OF_BUSSINESS is reserved stream name.", @4);
+          q.program = std::move($6.p);
+          int i = 0;
+          for (auto& prog : $2) {
+            ir::Field f; f.name = $4 + "_" + std::to_string(i++);
+            f.program = std::move(prog);
+            q.schema.push_back(std::move(f));
+          }
+          q.filename = std::move(ctx.pendingFile);
+          if (ctx.pendingRetention.second >= 0) {
+            q.retentionCapacity = ctx.pendingRetention.first;
+            q.retentionSegments = ctx.pendingRetention.second;
+          } else {
+            q.policyCapacity = ctx.pendingRetention.first;
+          }
+          if (ctx.pendingVolatile) { q.isVolatile = true; q.policyProfile = "MEMORY"; q.policyCapacity = 1; }
+          ctx.pendingFile.clear(); ctx.pendingRetention = {0, 0}; ctx.pendingVolatile = false;
+          ctx.out->push_back(std::move(q));
+        }
+      ;
+
+opt_select_file: %empty
+               | FILE_KW STRING {
+                   if ($2.empty()) throw ir::CompileError("directive filename must not be empty", @2);
+                   ctx.pendingFile = $2;
+                 }
+               ;
+
+opt_retention: %empty
+             | RETENTION DECIMAL { ctx.pendingRetention = {toCount($2, @2), -1}; }
+             | RETENTION DECIMAL DECIMAL { ctx.pendingRetention = {toCount($2, @2), toCount($3, @3)}; }
+             ;
+
+opt_volatile: %empty | VOLATILE { ctx.pendingVolatile = true; } ;
+
+select_list: STAR {
+               $$.push_back({ir::Token(ir::Op::PUSH_TSCAN, std::string("*"))});
+             }
+           | ID DOT STAR {
+               $$.push_back({ir::Token(ir::Op::PUSH_TSCAN, $1 + ".*")});
+             }
+           | expr { $$.push_back(checked($1, @1).p); }
+           | select_list COMMA expr {
+               if ($1.size() == 1 && !$1[0].empty() && $1[0][0].op == ir::Op::PUSH_TSCAN)
+                 throw SyntaxError("'*' must be the only item of a SELECT list", @2);
+               $$ = std::move($1); $$.push_back(checked($3, @3).p);
+             }
+           ;
+
+expr: operand { $$ = std::move($1); }
+    | expr PLUS expr { $$ = binary(std::move($1), $3, ir::Op::ADD, @2); }
+    | expr MINUS expr { $$ = binary(std::move($1), $3, ir::Op::SUBTRACT, @2); }
+    | expr STAR expr { $$ = binary(std::move($1), $3, ir::Op::MULTIPLY, @2); }
+    | expr SLASH expr { $$ = binary(std::move($1), $3, ir::Op::DIVIDE, @2); }
+    | NOT expr { $$ = checked(std::move($2), @2); $$.p.push_back(ir::Token(ir::Op::NOT)); $$.bareNumber = false; }
+    | MINUS expr %prec UMINUS {
+        // A minus directly before a number is part of the literal.
+        if ($2.bareNumber) {
+          auto& t = $2.p[0];
+          if ($2.intOverflow) t.v = int32_t(INT32_MIN);
+          else if (auto* iv = std::get_if<int32_t>(&t.v)) t.v = int32_t(-*iv);
+          else if (auto* fv = std::get_if<float>(&t.v)) t.v = -*fv;
+          $$ = std::move($2); $$.intOverflow = false; $$.bareNumber = false;
+        } else {
+          $$ = checked(std::move($2), @2); $$.p.push_back(ir::Token(ir::Op::NEGATE));
+        }
+      }
+    | PLUS expr %prec UMINUS { $$ = checked(std::move($2), @2); $$.bareNumber = false; }
+    ;
+
+operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = false; }
+       | DECIMAL {
+           errno = 0; long long v = strtoll($1.c_str(), nullptr, 10);
+           if (errno == ERANGE || v > 2147483648LL) throw SyntaxError("integer literal " + $1 + " is out of range", @1);
+           $$.bareNumber = true;
+           if (v == 2147483648LL) { $$.intOverflow = true; $$.p.push_back(ir::Token(ir::Op::PUSH_VAL, int32_t(0))); }
+           else $$.p.push_back(ir::Token(ir::Op::PUSH_VAL, int32_t(v)));
+         }
+       | FLOAT { $$.bareNumber = true; $$.p.push_back(ir::Token(ir::Op::PUSH_VAL, strtof($1.c_str(), nullptr))); }
+       | STRING { $$.p.push_back(ir::Token(ir::Op::PUSH_VAL, $1)); }
+       | ID { $$.p.push_back(ir::Token(ir::Op::PUSH_ID3, $1)); }
+       | ID LBRACK UNDERSCORE RBRACK { $$.p.push_back(ir::Token(ir::Op::PUSH_IDX, $1 + "[_]")); }
+       | ID DOT ID { $$.p.push_back(ir::Token(ir::Op::PUSH_ID1, $1 + "." + $3)); }
+       | ID LBRACK DECIMAL RBRACK {
+           toCount($3, @3);
+           $$.p.push_back(ir::Token(ir::Op::PUSH_ID2, $1 + "[" + $3 + "]"));
+         }
+       | reducer {
+           throw ir::CompileError(std::string("stream reducer ") + ir::opName($1) +
+                                  " cannot be used in a field expression; use it in FROM", @1);
+         }
+       | FN_WORD LPAREN args RPAREN { $$ = call($1, std::move($3), @1); }
+       | ID LPAREN args RPAREN { $$ = call($1, std::move($3), @1); }
+       | TO_STRING LPAREN args RPAREN { $$ = call($1, std::move($3), @1); }
+       | TO_STRING LPAREN expr COLON DECIMAL RPAREN {
+           $$ = checked(std::move($3), @3); $$.bareNumber = false;
+           $$.p.push_back(ir::Token(ir::Op::CALL2, ir::IdxPair("to_string", toCount($5, @5))));
+         }
+       ;
+
+reducer: MIN { $$ = ir::Op::STREAM_MIN; } | MAX { $$ = ir::Op::STREAM_MAX; }
+       | AVG { $$ = ir::Op::STREAM_AVG; } | SUMC { $$ = ir::Op::STREAM_SUM; } ;
+
+args: expr { $$.push_back(std::move($1)); }
+    | args COMMA expr { $$ = std::move($1); $$.push_back(std::move($3)); }
+    ;
+
+sexpr: sexpr PLUS sterm { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::STREAM_ADD), @2); }
+     | sterm GT DECIMAL { $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_TIMEMOVE, int32_t(toCount($3, @3)))}, @2); }
+     | sterm MINUS rational {
+         if ($3.num <= 0) throw ir::CompileError("SUBTRACT target interval must be positive", @3);
+         if (!$3.fitsInt32()) throw ir::CompileError("rational argument out of range", @3);
+         $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_SUBTRACT, $3)}, @2);
+       }
+     | sterm { $$ = std::move($1); }
+     ;
+
+sterm: sterm HASH sfactor { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::STREAM_HASH), @2); }
+     | sfactor AMP rational {
+         if ($3.num == 0) throw ir::CompileError("DEHASH rational argument must not be zero", @3);
+         $$ = sunary(std::move($1), {ir::Token(ir::Op::PUSH_VAL, $3), ir::Token(ir::Op::STREAM_DEHASH_DIV)}, @2);
+       }
+     | sfactor PERCENT rational {
+         if ($3.num == 0) throw ir::CompileError("DEHASH rational argument must not be zero", @3);
+         $$ = sunary(std::move($1), {ir::Token(ir::Op::PUSH_VAL, $3), ir::Token(ir::Op::STREAM_DEHASH_MOD)}, @2);
+       }
+     | sfactor AT LPAREN DECIMAL COMMA signed_int RPAREN {
+         int k = toCount($4, @4);
+         if (k <= 0) throw ir::CompileError("AGSE step must be > 0, got " + std::to_string(k), @4);
+         if ($6 == 0) throw ir::CompileError("AGSE window width must not be zero", @6);
+         $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_AGSE, std::pair<int32_t, int32_t>(k, $6))}, @2);
+       }
+     | sfactor DOT reducer {
+         if (!$1.plainName)
+           throw SyntaxError("a stream reducer applies to a stream name only; name the inner expression with its own SELECT", @2);
+         $$ = std::move($1); $$.p.push_back(ir::Token($3)); $$.plainName = false; $$.hasReducer = true;
+       }
+     | sfactor { $$ = std::move($1); }
+     ;
+
+signed_int: DECIMAL { $$ = toCount($1, @1); }
+          | MINUS DECIMAL { $$ = -toCount($2, @2); }
+          ;
+
+sfactor: ID { $$.p.push_back(ir::Token(ir::Op::PUSH_STREAM, $1)); $$.plainName = true; }
+       | LPAREN sexpr RPAREN { $$ = std::move($2); $$.plainName = false; }
+       ;
+
+rule: RULE ID ON ID WHEN cond DO rule_action {
+        ir::Query* q = findQuery(ctx, $4);
+        if (!q) throw ir::CompileError("RULE '" + $2 + "' refers to unknown stream '" + $4 + "'", @4);
+        if (q->program.empty())
+          throw ir::CompileError("Cannot attach rule to declaration stream: " + $4 + " Rule: " + $2, @4);
+        ctx.pendingRule.name = $2;
+        ctx.pendingRule.condition = std::move($6);
+        ctx.pendingRule.loc = @1;
+        q->rules.push_back(std::move(ctx.pendingRule));
+        ctx.pendingRule = ir::Rule{};
+      }
+    ;
+
+rule_action: DUMP signed_int TO signed_int opt_dump_retention {
+               if ($2 >= $4)
+                 throw ir::CompileError("dump range invalid [" + std::to_string($2) + ".." + std::to_string($4) +
+                                        "]: the left end must be smaller than the right end", @2);
+               ctx.pendingRule.action = ir::RuleAction::DUMP; ctx.pendingRule.dumpFrom = $2; ctx.pendingRule.dumpTo = $4;
+             }
+           | SYSTEM STRING { ctx.pendingRule.action = ir::RuleAction::SYSTEM; ctx.pendingRule.command = $2; }
+           ;
+
+opt_dump_retention: %empty { ctx.pendingRule.dumpRetention = 0; }
+                  | RETENTION DECIMAL { ctx.pendingRule.dumpRetention = toCount($2, @2); }
+                  ;
+
+cond: cond OR cond { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::OR)); }
+    | cond AND cond { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::AND)); }
+    | cmp { $$ = std::move($1); }
+    ;
+
+cmp: cmp EQ cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_EQUAL)); }
+    | cmp NE cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_NOT_EQUAL)); }
+    | cmp GT cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_GT)); }
+    | cmp LT cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_LT)); }
+    | cmp GE cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_GE)); }
+    | cmp LE cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_LE)); }
+    | expr { $$ = checked(std::move($1), @1).p; }
+    ;
+
+%%
+
+namespace rql::gen {
+
+static Parser::symbol_type yylex(Ctx& ctx) {
+  const Lexeme& l = (*ctx.lex)[ctx.next < ctx.lex->size() ? ctx.next++ : ctx.lex->size() - 1];
+  const ir::SrcLoc& loc = l.loc;
+  switch (l.tok) {
+    case Tok::END: return Parser::make_END(loc);
+    case Tok::ERROR: throw SyntaxError(l.text, loc);
+    case Tok::SELECT: return Parser::make_SELECT(loc);
+    case Tok::STREAM: return Parser::make_STREAM(loc);
+    case Tok::FROM: return Parser::make_FROM(loc);
+    case Tok::DECLARE: return Parser::make_DECLARE(loc);
+    case Tok::RETENTION: return Parser::make_RETENTION(loc);
+    case Tok::FILE_KW: return Parser::make_FILE_KW(loc);
+    case Tok::STORAGE: return Parser::make_STORAGE(loc);
+    case Tok::ROTATION: return Parser::make_ROTATION(loc);
+    case Tok::SUBSTRAT: return Parser::make_SUBSTRAT(loc);
+    case Tok::RULE: return Parser::make_RULE(loc);
+    case Tok::DISPOSABLE: return Parser::make_DISPOSABLE(loc);
+    case Tok::ONESHOT: return Parser::make_ONESHOT(loc);
+    case Tok::HOLD: return Parser::make_HOLD(loc);
+    case Tok::VOLATILE: return Parser::make_VOLATILE(loc);
+    case Tok::ON: return Parser::make_ON(loc);
+    case Tok::WHEN: return Parser::make_WHEN(loc);
+    case Tok::DUMP: return Parser::make_DUMP(loc);
+    case Tok::SYSTEM: return Parser::make_SYSTEM(loc);
+    case Tok::DO: return Parser::make_DO(loc);
+    case Tok::TO: return Parser::make_TO(loc);
+    case Tok::TEXTFILE: return Parser::make_TEXTFILE(loc);
+    case Tok::BINFILE: return Parser::make_BINFILE(loc);
+    case Tok::DEVICE: return Parser::make_DEVICE(loc);
+    case Tok::AND: return Parser::make_AND(loc);
+    case Tok::OR: return Parser::make_OR(loc);
+    case Tok::NOT: return Parser::make_NOT(loc);
+    case Tok::MIN: return Parser::make_MIN(l.text, loc);
+    case Tok::MAX: return Parser::make_MAX(l.text, loc);
+    case Tok::AVG: return Parser::make_AVG(l.text, loc);
+    case Tok::SUMC: return Parser::make_SUMC(l.text, loc);
+    case Tok::TYPE: return Parser::make_TYPE(l.type, loc);
+    case Tok::PROFILE: return Parser::make_PROFILE(l.text, loc);
+    case Tok::FN_WORD: return Parser::make_FN_WORD(l.text, loc);
+    case Tok::TO_STRING: return Parser::make_TO_STRING(l.text, loc);
+    case Tok::ID: return Parser::make_ID(l.text, loc);
+    case Tok::DECIMAL: return Parser::make_DECIMAL(l.text, loc);
+    case Tok::FLOAT: return Parser::make_FLOAT(l.text, loc);
+    case Tok::STRING: return Parser::make_STRING(l.text, loc);
+    case Tok::STRING_PROFILE: return Parser::make_STRING_PROFILE(l.text, loc);
+    case Tok::LPAREN: return Parser::make_LPAREN(loc);
+    case Tok::RPAREN: return Parser::make_RPAREN(loc);
+    case Tok::LBRACK: return Parser::make_LBRACK(loc);
+    case Tok::RBRACK: return Parser::make_RBRACK(loc);
+    case Tok::COMMA: return Parser::make_COMMA(loc);
+    case Tok::DOT: return Parser::make_DOT(loc);
+    case Tok::STAR: return Parser::make_STAR(loc);
+    case Tok::SLASH: return Parser::make_SLASH(loc);
+    case Tok::PLUS: return Parser::make_PLUS(loc);
+    case Tok::MINUS: return Parser::make_MINUS(loc);
+    case Tok::UNDERSCORE: return Parser::make_UNDERSCORE(loc);
+    case Tok::AT: return Parser::make_AT(loc);
+    case Tok::HASH: return Parser::make_HASH(loc);
+    case Tok::AMP: return Parser::make_AMP(loc);
+    case Tok::PERCENT: return Parser::make_PERCENT(loc);
+    case Tok::GT: return Parser::make_GT(loc);
+    case Tok::LT: return Parser::make_LT(loc);
+    case Tok::EQ: return Parser::make_EQ(loc);
+    case Tok::NE: return Parser::make_NE(loc);
+    case Tok::GE: return Parser::make_GE(loc);
+    case Tok::LE: return Parser::make_LE(loc);
+    case Tok::COLON: return Parser::make_COLON(loc);
+  }
+  throw SyntaxError("internal lexer error", loc);
+}
+
+void Parser::error(const location_type& loc, const std::string& msg) {
+  // Name the offending token's text where it has one.
+  std::string m = msg;
+  const auto& lex = *ctx.lex;
+  size_t i = ctx.next ? ctx.next - 1 : 0;
+  if (i < lex.size() && !lex[i].text.empty() &&
+      (lex[i].tok == Tok::ID || lex[i].tok == Tok::DECIMAL || lex[i].tok == Tok::FLOAT))
+    m += " ('" + lex[i].text + "')";
+  throw SyntaxError(m, loc);
+}
+
+}  // namespace rql::gen
+
+namespace rql {
+
+static void parseLine(const LogicalLine& line, std::vector<ir::Query>& out) {
+  auto lex = lexLine(line);
+  if (!lex.empty() && lex.back().tok == Tok::ERROR) throw SyntaxError(lex.back().text, lex.back().loc);
+  if (lex.size() == 1) return;  // only whitespace and comments
+  gen::Ctx ctx;
+  ctx.lex = &lex;
+  ctx.out = &out;
+  gen::Parser parser(ctx);
+  parser.parse();
+}
+
+std::vector<ir::Query> parseText(const std::string& text) {
+  std::vector<ir::Query> out;
+  for (auto& line : splitLogicalLines(text)) parseLine(line, out);
+  return out;
+}
+
+std::vector<ir::Query> parseStatement(const std::string& text) { return parseText(text); }
+
+}  // namespace rql

@@ -1,0 +1,195 @@
+// The plan IR: an ordered list of queries (declared sources, user SELECTs,
+// compiler-made substrates and directives), each with an exact rational
+// interval, a FROM program and field programs in reverse Polish tokens.
+// Everything downstream (dump, DOT, VM, JIT, engine) reads this one structure.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace ir {
+
+// ---------------------------------------------------------------- rationals
+// Exact time: intervals never go through floating point.
+struct Rational {
+  int64_t num = 0;
+  int64_t den = 1;
+
+  Rational() = default;
+  Rational(int64_t n, int64_t d = 1);  // normalises; throws on d == 0
+  bool isZero() const { return num == 0; }
+  double toDouble() const { return double(num) / double(den); }
+  bool fitsInt32() const;
+  std::string str() const;  // "n/d", always with the denominator
+};
+Rational operator+(const Rational& a, const Rational& b);
+Rational operator-(const Rational& a, const Rational& b);
+Rational operator*(const Rational& a, const Rational& b);
+Rational operator/(const Rational& a, const Rational& b);
+bool operator==(const Rational& a, const Rational& b);
+bool operator!=(const Rational& a, const Rational& b);
+bool operator<(const Rational& a, const Rational& b);
+bool operator<=(const Rational& a, const Rational& b);
+bool operator>(const Rational& a, const Rational& b);
+Rational abs(const Rational& a);
+int64_t floorOf(const Rational& a);  // rounds toward -inf
+int64_t ceilOf(const Rational& a);   // rounds toward +inf
+int64_t truncOf(const Rational& a);  // rounds toward zero
+// Continued-fraction conversion of a decimal literal (tolerance 1e-6, at most 12 terms).
+Rational rationalize(double x);
+
+// ---------------------------------------------------------------- types
+// Ordinal order is the promotion order.
+enum class Type : uint8_t { BYTE, INTEGER, UINT, RATIONAL, FLOAT, DOUBLE, INTPAIR, IDXPAIR, STRING, NULLT };
+const char* typeName(Type t);
+int typeSize(Type t);  // element size in bytes (STRING: 1 per character)
+inline bool isIntegral(Type t) { return t == Type::BYTE || t == Type::INTEGER || t == Type::UINT; }
+inline bool isNumeric(Type t) { return t <= Type::DOUBLE; }
+
+// ---------------------------------------------------------------- tokens
+enum class Op : uint8_t {
+#define TOKEN(name, f, e, meaning) name,
+#include "tokens.def"
+#undef TOKEN
+};
+const char* opName(Op op);
+bool opPrintsArgInFrom(Op op);
+bool opPrintsArgInField(Op op);
+const char* opMeaning(Op op);
+std::optional<Op> opFromName(const std::string& name);
+
+// Alternatives in type-ordinal order: the index equals the Type ordinal.
+using IdxPair = std::pair<std::string, int32_t>;
+using Value = std::variant<uint8_t, int32_t, uint32_t, Rational, float, double, std::pair<int32_t, int32_t>, IdxPair,
+                           std::string, std::monostate>;
+inline Type valueType(const Value& v) { return Type(v.index()); }
+std::string printForm(const Value& v);  // dump form: 0.5, s[3], 2/1
+std::string textForm(const Value& v);   // names/DOT form: 0.500000, s
+
+struct Token {
+  Op op = Op::VOID_COMMAND;
+  Value v = int32_t(0);
+  Token() = default;
+  Token(Op o) : op(o) {}
+  Token(Op o, Value val) : op(o), v(std::move(val)) {}
+  bool operator==(const Token& o) const { return op == o.op && v == o.v; }
+  bool operator!=(const Token& o) const { return !(*this == o); }
+  std::string print() const;  // NAME(printForm)
+};
+using Program = std::vector<Token>;
+
+// ---------------------------------------------------------------- plan
+struct Field {
+  std::string name;
+  int rlen = 4;    // element size in bytes
+  int rarray = 1;  // element count (STRING: characters live in rlen*rarray, one flat element)
+  Type type = Type::INTEGER;
+  Program program;  // empty for declared fields
+  int flatCount() const { return type == Type::STRING ? 1 : rarray; }
+  int byteSize() const { return rlen * rarray; }
+};
+
+struct SrcLoc {
+  int line = 0;  // physical line, 1-based; 0 = unknown
+  int col = 0;   // 1-based
+};
+
+enum class RuleAction : uint8_t { DUMP, SYSTEM };
+struct Rule {
+  std::string name;
+  Program condition;
+  RuleAction action = RuleAction::DUMP;
+  int dumpFrom = 0, dumpTo = 0, dumpRetention = 0;
+  std::string command;
+  SrcLoc loc;
+};
+
+// Where a declared stream reads from.
+enum class SourceKind : uint8_t { NONE, TEXTSOURCE, DEVICE, BINFILE };
+
+struct Query {
+  std::string id;
+  std::string filename;
+  Rational interval{0, 1};  // 0 = unresolved; directives keep 0
+  int tail = 0;             // startup latency (printed tail=)
+  int origin = 0;           // logical origin (printed origin=)
+  bool isDisposable = false, isOneShot = false, isHold = false;
+  bool isSubstrat = false;
+  bool isVolatile = false;
+  SourceKind sourceKind = SourceKind::NONE;
+  std::vector<Field> schema;
+  Program program;  // FROM program; empty for declarations and directives
+  std::vector<Rule> rules;
+  int retentionSegments = 0, retentionCapacity = 0;
+  std::string policyProfile = "DEFAULT";
+  int policyCapacity = 0;
+  std::string storageProfile = "DEFAULT";
+  std::set<std::string> userRefs;  // stream names the user wrote in field/rule programs
+  SrcLoc loc;                       // where the statement starts
+
+  bool isDirective() const { return !id.empty() && id[0] == ':'; }
+  bool isDeclaration() const { return program.empty(); }
+  bool isGenerated() const { return id.rfind("STREAM_", 0) == 0; }
+  bool isReductionRequired() const;
+  std::vector<std::string> dependencies() const;
+};
+
+// (arg1, arg2, op) of a reduced FROM program.
+struct Args {
+  std::string a1, a2;
+  Token op;
+  int size = 0;
+};
+Args getArgs(const Program& p);
+
+// Compile-time options: the optimizer switches (all on by default).
+struct Options {
+  bool dedupSubstrates = true;
+  bool shareEquivalentSelects = true;
+  bool commutativeAdd = true;
+  bool factorHashTimemoves = true;
+  bool simplifyExpressions = true;
+  bool strictFromCheck = false;  // not used by default: REF maps unknown streams to offset 0
+};
+
+struct Plan {
+  std::vector<Query> queries;
+  std::map<std::string, int> maxCapacity;
+  Options options;
+  bool restrictedSharing = false;  // ad hoc import: share only newly imported ids
+  std::set<std::string> newIds;
+  std::string sourceFile;  // for error messages
+
+  Query* find(const std::string& id);
+  const Query* find(const std::string& id) const;
+  Query& get(const std::string& id);  // throws RefError when absent
+  const Query& get(const std::string& id) const;
+};
+
+// Flat element count of a query's record (STRING fields count once).
+int flatWidth(const Query& q);
+// widest(q) of the spec: (type, size) over data entries.
+std::pair<Type, int> widest(const Query& q);
+
+// ---------------------------------------------------------------- errors
+// Three error channels with their own exit codes (see docs/compatibility.md).
+struct CompileError : std::runtime_error {  // "Check result" class, exit 71
+  SrcLoc loc;
+  CompileError(const std::string& m, SrcLoc l = {}) : std::runtime_error(m), loc(l) {}
+};
+struct RefError : std::runtime_error {  // exception class, exit 4
+  SrcLoc loc;
+  RefError(const std::string& m, SrcLoc l = {}) : std::runtime_error(m), loc(l) {}
+};
+struct FatalError : std::runtime_error {  // internal invariant broken, exit 1
+  FatalError(const std::string& m) : std::runtime_error(m) {}
+};
+
+}  // namespace ir

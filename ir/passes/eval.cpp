@@ -1,0 +1,177 @@
+// Constant evaluation of a field program with no input record, used only by
+// the simplifier. Anything it cannot do exactly (NULL results, rationals,
+// comparisons) reports "no value", and the simplifier then leaves the
+// expression as written.
+#include <cmath>
+#include <limits>
+
+#include "ir/functions.hpp"
+#include "passes.hpp"
+
+namespace ir::passes {
+
+namespace {
+
+std::optional<double> asDouble(const Value& v) {
+  switch (valueType(v)) {
+    case Type::BYTE: return double(std::get<uint8_t>(v));
+    case Type::INTEGER: return double(std::get<int32_t>(v));
+    case Type::UINT: return double(std::get<uint32_t>(v));
+    case Type::FLOAT: return double(std::get<float>(v));
+    case Type::DOUBLE: return std::get<double>(v);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<int64_t> asInt(const Value& v) {
+  switch (valueType(v)) {
+    case Type::BYTE: return std::get<uint8_t>(v);
+    case Type::INTEGER: return std::get<int32_t>(v);
+    case Type::UINT: return std::get<uint32_t>(v);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Value> castTo(Type t, double d) {
+  if (!std::isfinite(d)) return std::nullopt;
+  switch (t) {
+    case Type::BYTE:
+      if (d < 0 || d > 255) return std::nullopt;
+      return Value(uint8_t(d));
+    case Type::INTEGER:
+      if (d < INT32_MIN || d > INT32_MAX) return std::nullopt;
+      return Value(int32_t(d));
+    case Type::UINT:
+      if (d < 0 || d > UINT32_MAX) return std::nullopt;
+      return Value(uint32_t(d));
+    case Type::FLOAT: return Value(float(d));
+    case Type::DOUBLE: return Value(d);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Value> binary(Op op, const Value& l, const Value& r) {
+  Type lt = valueType(l), rt = valueType(r);
+  if (lt == Type::STRING || rt == Type::STRING) {
+    if (op != Op::ADD) return std::nullopt;
+    auto text = [](const Value& v) -> std::optional<std::string> {
+      if (auto* s = std::get_if<std::string>(&v)) return *s;
+      if (auto i = asInt(v)) return std::to_string(*i);
+      return std::nullopt;
+    };
+    auto a = text(l), b = text(r);
+    if (!a || !b) return std::nullopt;
+    return Value(*a + *b);
+  }
+  Type t = std::max(lt, rt);
+  if (t == Type::BYTE) t = Type::INTEGER;
+  if (t == Type::INTEGER || t == Type::UINT) {
+    int64_t a = *asInt(l), b = *asInt(r), v = 0;
+    switch (op) {
+      case Op::ADD: v = a + b; break;
+      case Op::SUBTRACT: v = a - b; break;
+      case Op::MULTIPLY: v = a * b; break;
+      case Op::DIVIDE:
+        if (b == 0) return std::nullopt;  // NULL at run time
+        v = a / b;
+        break;
+      default: return std::nullopt;
+    }
+    if (t == Type::INTEGER) {
+      if (v < INT32_MIN || v > INT32_MAX) return std::nullopt;
+      return Value(int32_t(v));
+    }
+    if (v < 0 || v > UINT32_MAX) return std::nullopt;
+    return Value(uint32_t(v));
+  }
+  if (t == Type::FLOAT || t == Type::DOUBLE) {
+    double a = *asDouble(l), b = *asDouble(r), v = 0;
+    switch (op) {
+      case Op::ADD: v = a + b; break;
+      case Op::SUBTRACT: v = a - b; break;
+      case Op::MULTIPLY: v = a * b; break;
+      case Op::DIVIDE:
+        if (b == 0) return std::nullopt;
+        v = a / b;
+        break;
+      default: return std::nullopt;
+    }
+    if (t == Type::FLOAT) return Value(float(v));
+    return Value(v);
+  }
+  return std::nullopt;
+}
+
+std::optional<Value> call(const std::string& name, const Value& a) {
+  auto fn = findFunction(name);
+  if (!fn) return std::nullopt;
+  std::string n = fn->name;
+  Type at = valueType(a);
+  auto d = asDouble(a);
+  if (!d) return std::nullopt;
+  if (n == "to_integer") return castTo(Type::INTEGER, std::trunc(*d));
+  if (n == "to_float") return Value(float(*d));
+  if (n == "to_double") return Value(*d);
+  if (n == "isnull") return Value(int32_t(0));
+  if (n == "null2zero") return a;
+  double v;
+  if (n == "Sqrt") {
+    if (*d < 0) return std::nullopt;
+    v = std::sqrt(*d);
+  } else if (n == "Ceil") v = std::ceil(*d);
+  else if (n == "Floor") v = std::floor(*d);
+  else if (n == "Abs") v = std::fabs(*d);
+  else if (n == "round") v = std::round(*d);
+  else if (n == "trunc") v = std::trunc(*d);
+  else return std::nullopt;
+  if (at == Type::BYTE || at == Type::INTEGER || at == Type::UINT) v = std::trunc(v);
+  return castTo(at, v);
+}
+
+}  // namespace
+
+std::optional<Value> evalConstant(const Program& prog) {
+  std::vector<Value> st;
+  for (auto& t : prog) {
+    switch (t.op) {
+      case Op::PUSH_VAL: st.push_back(t.v); break;
+      case Op::ADD:
+      case Op::SUBTRACT:
+      case Op::MULTIPLY:
+      case Op::DIVIDE: {
+        if (st.size() < 2) return std::nullopt;
+        Value r = st.back();
+        st.pop_back();
+        Value l = st.back();
+        st.pop_back();
+        auto v = binary(t.op, l, r);
+        if (!v) return std::nullopt;
+        st.push_back(*v);
+        break;
+      }
+      case Op::NEGATE: {
+        if (st.empty()) return std::nullopt;
+        Value a = st.back();
+        st.pop_back();
+        auto v = binary(Op::SUBTRACT, Value(int32_t(0)), a);
+        if (!v) return std::nullopt;
+        st.push_back(*v);
+        break;
+      }
+      case Op::CALL: {
+        if (st.empty()) return std::nullopt;
+        Value a = st.back();
+        st.pop_back();
+        auto v = call(std::get<std::string>(t.v), a);
+        if (!v) return std::nullopt;
+        st.push_back(*v);
+        break;
+      }
+      default: return std::nullopt;
+    }
+  }
+  if (st.size() != 1) return std::nullopt;
+  return st.back();
+}
+
+}  // namespace ir::passes

@@ -1,0 +1,188 @@
+// `*` and `[_]` expansion, and the output schema of each stream operator.
+#include "passes.hpp"
+
+namespace ir::passes {
+
+namespace {
+
+// Shape of one flat slot: array elements count one each, a STRING keeps its width.
+Field slotField(const Field& f, const std::string& name) {
+  Field out;
+  out.name = name;
+  out.type = f.type;
+  out.rlen = f.rlen;
+  out.rarray = f.type == Type::STRING ? f.rarray : 1;
+  return out;
+}
+
+Type reductionType(Type t) {
+  return (t == Type::FLOAT || t == Type::DOUBLE) ? t : Type::RATIONAL;
+}
+
+Token indexRef(const std::string& stream, int i) {
+  return Token(Op::PUSH_ID2, IdxPair(stream + "[" + std::to_string(i) + "]", 0));
+}
+
+std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
+  std::vector<Field> out;
+  const Query& s1 = p.get(a.a1);
+  switch (a.op.op) {
+    case Op::STREAM_ADD: {
+      int k = 0;
+      for (const std::string& name : {a.a1, a.a2}) {
+        const Query& s = p.get(name);
+        int flat = 0;
+        for (auto& f : s.schema)
+          for (int e = 0; e < f.flatCount(); ++e) {
+            Field nf = slotField(f, name + "_" + std::to_string(k++));
+            nf.program = {Token(Op::PUSH_ID, IdxPair(name, flat++))};
+            out.push_back(std::move(nf));
+          }
+      }
+      return out;
+    }
+    case Op::STREAM_HASH: {
+      const Query& s2 = p.get(a.a2);
+      if (flatWidth(s1) != flatWidth(s2)) throw RefError("Hash operation needs same schemas on arguments stream");
+      out = flattenSchema(s1);
+      auto right = flattenSchema(s2);
+      for (size_t i = 0; i < out.size(); ++i) {
+        // Each position takes the larger type and the larger element size of both operands.
+        out[i].type = std::max(out[i].type, right[i].type);
+        if (out[i].type == Type::STRING) {
+          int width = std::max(out[i].byteSize(), right[i].byteSize());
+          out[i].rlen = 1;
+          out[i].rarray = width;
+        } else {
+          out[i].rlen = std::max(out[i].rlen, right[i].rlen);
+          out[i].rarray = 1;
+        }
+        out[i].program = {indexRef(a.a1, int(i))};
+      }
+      return out;
+    }
+    case Op::STREAM_DEHASH_DIV:
+    case Op::STREAM_DEHASH_MOD:
+    case Op::STREAM_SUBTRACT:
+    case Op::STREAM_TIMEMOVE: {
+      out = flattenSchema(s1);
+      for (size_t i = 0; i < out.size(); ++i) out[i].program = {indexRef(a.a1, int(i))};
+      return out;
+    }
+    case Op::STREAM_AVG:
+    case Op::STREAM_MIN:
+    case Op::STREAM_MAX:
+    case Op::STREAM_SUM: {
+      static const char* names[] = {"avg", "min", "max", "sum"};
+      Field f;
+      f.name = names[int(a.op.op) - int(Op::STREAM_AVG)];
+      f.type = reductionType(widest(s1).first);
+      f.rlen = typeSize(f.type);
+      f.program = {Token(Op::PUSH_ID, IdxPair(a.a1, 0))};
+      out.push_back(std::move(f));
+      return out;
+    }
+    case Op::STREAM_AGSE: {
+      auto [t, size] = widest(s1);
+      int w = std::abs(std::get<std::pair<int32_t, int32_t>>(a.op.v).second);
+      for (int i = 0; i < w; ++i) {
+        Field f;
+        f.name = a.a1 + "_" + std::to_string(i);
+        f.type = t;
+        if (t == Type::STRING) {
+          f.rlen = 1;
+          f.rarray = size;
+        } else {
+          f.rlen = size;
+        }
+        f.program = {indexRef(a.a1, i)};
+        out.push_back(std::move(f));
+      }
+      return out;
+    }
+    default:
+      throw FatalError(std::string("compiler: undefined stream token command in combine function: str=") + a.a1 +
+                       " cmd=" + opName(a.op.op));
+  }
+}
+
+}  // namespace
+
+std::vector<Field> flattenSchema(const Query& src) {
+  std::vector<Field> out;
+  for (auto& f : src.schema) {
+    if (f.flatCount() == 1) {
+      out.push_back(slotField(f, f.name));
+      continue;
+    }
+    for (int e = 0; e < f.flatCount(); ++e) out.push_back(slotField(f, f.name + "_" + std::to_string(e)));
+  }
+  return out;
+}
+
+void expandSchemaWildcards(Plan& p) {
+  int counter = 0;  // one counter for the whole pass
+  topoSort(p);
+  for (auto& q : p.queries) {
+    if (q.program.empty()) continue;
+    if (q.program.size() >= 4)
+      throw FatalError("compiler::expandSchemaWildcards: program not optimized — " + std::to_string(q.program.size()) +
+                       " tokens for query '" + q.id + "', expected < 4");
+    if (q.schema.empty() || q.schema[0].program.empty() || q.schema[0].program[0].op != Op::PUSH_TSCAN) continue;
+    if (q.program.size() == 1) {
+      const Query& s = p.get(std::get<std::string>(q.program[0].v));
+      std::vector<Field> fields;
+      int flat = 0;
+      for (auto& f : s.schema)
+        for (int e = 0; e < f.flatCount(); ++e) {
+          Field nf = slotField(f, s.id + "_" + std::to_string(counter++));
+          nf.program = {Token(Op::PUSH_ID, IdxPair(s.id, flat++))};
+          fields.push_back(std::move(nf));
+        }
+      q.schema = std::move(fields);
+    } else {
+      q.schema = buildOutputSchema(p, getArgs(q.program));
+    }
+  }
+  intervalSort(p);
+}
+
+void expandIndexWildcards(Plan& p) {
+  for (auto& q : p.queries) {
+    bool has = false;
+    for (auto& f : q.schema)
+      for (auto& t : f.program)
+        if (t.op == Op::PUSH_IDX) has = true;
+    if (!has) continue;
+    if (q.schema.size() != 1)
+      throw CompileError("stream '" + q.id + "': a field with [_] must be the only field of its SELECT list (got " +
+                             std::to_string(q.schema.size()) + " fields)",
+                         q.loc);
+    int width = -1;
+    for (auto& t : q.schema[0].program) {
+      if (t.op != Op::PUSH_IDX) continue;
+      const std::string& s = std::get<std::string>(t.v);
+      std::string stream = s.substr(0, s.find('['));
+      const Query* src = p.find(stream);
+      if (!src) throw CompileError("stream '" + q.id + "' refers to unknown stream '" + stream + "' in " + s, q.loc);
+      int w = flatWidth(*src);
+      width = width < 0 ? w : std::min(width, w);
+    }
+    if (width <= 0) throw CompileError("stream '" + q.id + "': [_] expands to no field", q.loc);
+    Field orig = q.schema[0];
+    q.schema.clear();
+    for (int i = 0; i < width; ++i) {
+      Field f = orig;
+      f.name = q.id + "_" + std::to_string(i);
+      f.rarray = 1;
+      for (auto& t : f.program)
+        if (t.op == Op::PUSH_IDX) {
+          const std::string& s = std::get<std::string>(t.v);
+          t = Token(Op::PUSH_ID, IdxPair(s.substr(0, s.find('[')), i));
+        }
+      q.schema.push_back(std::move(f));
+    }
+  }
+}
+
+}  // namespace ir::passes

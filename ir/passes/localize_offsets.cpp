@@ -1,0 +1,147 @@
+// Offset localisation: PUSH_ID(source, i) in a field program becomes
+// PUSH_ID(self, position in the stream's own input record). Also the gate
+// that rejects references to a constituent of an interleave.
+#include <algorithm>
+
+#include "passes.hpp"
+
+namespace ir::passes {
+
+namespace {
+
+void collect(const Plan& p, const std::string& s, int base, bool viaHash, SourceOffsets& out) {
+  const Query* q = p.find(s);
+  if (!q || !q->isSubstrat) return;
+  bool hash = false;
+  for (auto& t : q->program)
+    if (t.op == Op::STREAM_HASH) hash = true;
+  int o = 0;
+  for (auto& t : q->program) {
+    if (t.op != Op::PUSH_STREAM) continue;
+    const std::string& u = std::get<std::string>(t.v);
+    int g = hash ? base : base + o;
+    out.offset[u] = g;
+    if (viaHash || hash) out.viaInterleave.insert(u);
+    collect(p, u, g, viaHash || hash, out);
+    if (!hash) {
+      if (const Query* uq = p.find(u)) o += flatWidth(*uq);
+    }
+  }
+}
+
+}  // namespace
+
+SourceOffsets sourceOffsets(const Plan& p, const Query& q) {
+  SourceOffsets out;
+  int o = 0;
+  for (auto& t : q.program) {
+    if (t.op == Op::PUSH_STREAM) {
+      const std::string& s = std::get<std::string>(t.v);
+      out.offset[s] = o;
+      if (const Query* sq = p.find(s)) o += flatWidth(*sq);
+    }
+    if (t.op == Op::STREAM_HASH) {
+      for (auto& [k, v] : out.offset) {
+        v = 0;
+        out.viaInterleave.insert(k);
+      }
+    }
+  }
+  auto direct = out.offset;
+  for (auto& [s, base] : direct) collect(p, s, base, out.viaInterleave.count(s) > 0, out);
+  return out;
+}
+
+std::vector<Field> inputRecord(const Plan& p, const Query& q) {
+  std::vector<Field> rec;
+  if (q.program.empty()) return rec;
+  const Query* s1 = p.find(std::get<std::string>(q.program[0].v));
+  if (!s1) return rec;
+  const Token& op = q.program.back();
+  switch (op.op) {
+    case Op::STREAM_ADD: {
+      rec = flattenSchema(*s1);
+      if (const Query* s2 = p.find(std::get<std::string>(q.program[1].v))) {
+        auto r = flattenSchema(*s2);
+        rec.insert(rec.end(), r.begin(), r.end());
+      }
+      return rec;
+    }
+    case Op::STREAM_HASH: {
+      rec = flattenSchema(*s1);
+      const Query* s2 = p.find(std::get<std::string>(q.program[1].v));
+      if (!s2) return rec;
+      auto r = flattenSchema(*s2);
+      for (size_t i = 0; i < rec.size() && i < r.size(); ++i) {
+        rec[i].type = std::max(rec[i].type, r[i].type);
+        if (rec[i].type == Type::STRING) {
+          int width = std::max(rec[i].byteSize(), r[i].byteSize());
+          rec[i].rlen = 1;
+          rec[i].rarray = width;
+        } else {
+          rec[i].rlen = std::max(rec[i].rlen, r[i].rlen);
+          rec[i].rarray = 1;
+        }
+      }
+      return rec;
+    }
+    case Op::STREAM_AGSE: {
+      auto [t, size] = widest(*s1);
+      int w = std::abs(std::get<std::pair<int32_t, int32_t>>(op.v).second);
+      for (int i = 0; i < w; ++i) {
+        Field f;
+        f.type = t;
+        f.rlen = t == Type::STRING ? 1 : size;
+        f.rarray = t == Type::STRING ? size : 1;
+        rec.push_back(f);
+      }
+      return rec;
+    }
+    case Op::STREAM_AVG:
+    case Op::STREAM_MIN:
+    case Op::STREAM_MAX:
+    case Op::STREAM_SUM: {
+      Field f;
+      Type t = widest(*s1).first;
+      f.type = (t == Type::FLOAT || t == Type::DOUBLE) ? t : Type::RATIONAL;
+      f.rlen = typeSize(f.type);
+      rec.push_back(f);
+      return rec;
+    }
+    default: return flattenSchema(*s1);
+  }
+}
+
+void localizeFieldOffsets(Plan& p) {
+  // Gate: a constituent of an interleave cannot be told apart after #.
+  for (auto& q : p.queries) {
+    if (q.program.empty()) continue;
+    SourceOffsets so = sourceOffsets(p, q);
+    for (auto& n : q.userRefs) {
+      if (n == q.id || !so.viaInterleave.count(n)) continue;
+      throw CompileError("Stream '" + q.id + "' refers to '" + n +
+                             "', which is a constituent of an interleave (#). After # the constituents share one "
+                             "schema, so this reference cannot be told apart from the other constituent's. Refer to '" +
+                             q.id + "' by its own name, or recover the constituent with de-interleave (& / %).",
+                         q.loc);
+    }
+  }
+  for (auto& q : p.queries) {
+    if (q.program.empty()) continue;
+    SourceOffsets so = sourceOffsets(p, q);
+    for (auto& f : q.schema)
+      for (auto& t : f.program) {
+        if (t.op != Op::PUSH_ID) continue;
+        auto& pr = std::get<IdxPair>(t.v);
+        if (pr.first == q.id) continue;
+        auto it = so.offset.find(pr.first);
+        if (it == so.offset.end() && p.options.strictFromCheck)
+          throw CompileError("Stream '" + q.id + "' refers to '" + pr.first + "', which is not in its FROM clause",
+                             q.loc);
+        int base = it == so.offset.end() ? 0 : it->second;
+        pr = IdxPair(q.id, base + pr.second);
+      }
+  }
+}
+
+}  // namespace ir::passes

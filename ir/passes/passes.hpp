@@ -1,0 +1,78 @@
+// Compiler passes over the plan. One job per file; compile() in
+// ir/compile.cpp runs them in the documented order (docs/architecture.md).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "ir/ir.hpp"
+
+namespace ir::passes {
+
+// order.cpp — the two plan orderings.
+void intervalSort(Plan& p);  // libstdc++ std::sort by interval (not stable; reproduces the reference order)
+void topoSort(Plan& p);      // depth-first post-order over FROM operands; collapses duplicate ids
+
+// extract_substrates.cpp
+void snapshotNamedSourceRefs(Plan& p);
+void extractIntermediateStreams(Plan& p);
+void validateSubstrateNameUniqueness(const Plan& p);
+std::string substrateName(const Program& segment);  // parameter-encoded name, digest above 200 bytes
+uint64_t fnv1a64(const std::string& s);
+
+// expand_wildcards.cpp
+void expandSchemaWildcards(Plan& p);
+void expandIndexWildcards(Plan& p);
+std::vector<Field> flattenSchema(const Query& src);  // one field per flat element
+
+// intervals.cpp
+void resolveStreamIntervals(Plan& p);
+
+// factor_hash_timemoves.cpp
+bool factorMatchedHashTimeMoves(Plan& p);
+void retarget(Query& q, const std::string& from, const std::string& to);
+
+// dedup_substrates.cpp
+bool deduplicateSubstrates(Plan& p);
+
+// resolve_references.cpp
+void resolveFieldReferences(Plan& p);
+
+// infer_shapes.cpp
+void inferFieldShapes(Plan& p);
+
+// simplify.cpp
+void simplifyFieldExpressions(Plan& p);
+
+// share_selects.cpp
+bool shareEquivalentSelectComputations(Plan& p);
+
+// localize_offsets.cpp
+void localizeFieldOffsets(Plan& p);
+struct SourceOffsets {
+  std::map<std::string, int> offset;     // stream -> first flat position in q's input record
+  std::set<std::string> viaInterleave;   // streams whose positions are shared through #
+};
+SourceOffsets sourceOffsets(const Plan& p, const Query& q);
+// q's input record: one slot per flat element of what its FROM operator produces.
+std::vector<Field> inputRecord(const Plan& p, const Query& q);
+
+// origins_tails.cpp
+void computeLogicalOrigins(Plan& p);
+void computeStartupLatencies(Plan& p);
+
+// capacities.cpp
+void computeRequiredCapacities(Plan& p);
+void applyCapacitiesToStreams(Plan& p);
+
+// validate.cpp
+void validateDirectives(const Plan& p);
+void validateConstraints(const Plan& p);
+void checkDuplicateNames(const Plan& p);
+
+// eval.cpp — constant evaluation used by the simplifier (no input record).
+std::optional<Value> evalConstant(const Program& prog);
+
+}  // namespace ir::passes
