@@ -156,7 +156,7 @@ struct Options {
   bool commutativeAdd = true;
   bool factorHashTimemoves = true;
   bool simplifyExpressions = true;
-  bool strictFromCheck = false;  // not used by default: REF maps unknown streams to offset 0
+  bool strictReferences = true;  // reject references outside FROM and out-of-range indices
 };
 
 struct Plan {

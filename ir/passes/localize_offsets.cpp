@@ -29,6 +29,41 @@ void collect(const Plan& p, const std::string& s, int base, bool viaHash, Source
   }
 }
 
+// Every element reference must name the stream itself or one of its FROM
+// operands (directly or behind a substrate), with an index inside its record.
+void checkReferences(const Plan& p) {
+  for (auto& q : p.queries) {
+    if (q.program.empty()) continue;
+    SourceOffsets so = sourceOffsets(p, q);
+    const int ownWidth = int(inputRecord(p, q).size());
+    auto check = [&](const Program& prog, bool isRule) {
+      for (auto& t : prog) {
+        if (t.op != Op::PUSH_ID) continue;
+        auto& [s, i] = std::get<IdxPair>(t.v);
+        int width;
+        if (s == q.id) {
+          width = isRule ? flatWidth(q) : ownWidth;
+        } else if (so.offset.count(s)) {
+          width = flatWidth(p.get(s));
+        } else if (!p.find(s)) {
+          throw CompileError("Stream '" + q.id + "' refers to unknown stream '" + s + "' in " + s + "[" +
+                                 std::to_string(i) + "]",
+                             q.loc);
+        } else {
+          throw CompileError("Stream '" + q.id + "' refers to '" + s + "', which is not in its FROM clause", q.loc);
+        }
+        if (i < 0 || i >= width)
+          throw CompileError("Stream '" + q.id + "': index " + std::to_string(i) + " of " + s +
+                                 " is out of range (the record has " + std::to_string(width) + " element" +
+                                 (width == 1 ? "" : "s") + ")",
+                             q.loc);
+      }
+    };
+    for (auto& f : q.schema) check(f.program, false);
+    for (auto& r : q.rules) check(r.condition, true);
+  }
+}
+
 }  // namespace
 
 SourceOffsets sourceOffsets(const Plan& p, const Query& q) {
@@ -126,6 +161,7 @@ void localizeFieldOffsets(Plan& p) {
                          q.loc);
     }
   }
+  if (p.options.strictReferences) checkReferences(p);
   for (auto& q : p.queries) {
     if (q.program.empty()) continue;
     SourceOffsets so = sourceOffsets(p, q);
@@ -135,10 +171,7 @@ void localizeFieldOffsets(Plan& p) {
         auto& pr = std::get<IdxPair>(t.v);
         if (pr.first == q.id) continue;
         auto it = so.offset.find(pr.first);
-        if (it == so.offset.end() && p.options.strictFromCheck)
-          throw CompileError("Stream '" + q.id + "' refers to '" + pr.first + "', which is not in its FROM clause",
-                             q.loc);
-        int base = it == so.offset.end() ? 0 : it->second;
+        int base = it == so.offset.end() ? 0 : it->second;  // compatible mode: unknown names read position 0
         pr = IdxPair(q.id, base + pr.second);
       }
   }
