@@ -44,7 +44,11 @@ void checkReferences(const Plan& p) {
         if (s == q.id) {
           width = isRule ? flatWidth(q) : ownWidth;
         } else if (so.offset.count(s)) {
-          width = flatWidth(p.get(s));
+          // Over a window or a reducer, the source's positions are those of the window / result.
+          Op op = q.program.back().op;
+          bool windowed = op == Op::STREAM_AGSE || op == Op::STREAM_AVG || op == Op::STREAM_MIN ||
+                          op == Op::STREAM_MAX || op == Op::STREAM_SUM;
+          width = windowed ? ownWidth : flatWidth(p.get(s));
         } else if (!p.find(s)) {
           throw CompileError("Stream '" + q.id + "' refers to unknown stream '" + s + "' in " + s + "[" +
                                  std::to_string(i) + "]",

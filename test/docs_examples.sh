@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Every ```rql block of docs/rql.md must compile: `xretractor -c` exits 0.
+set -u
+xr=$1; doc=$2
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+awk -v dir="$tmp" '/^```rql$/ {n++; f=dir "/ex" n ".rql"; on=1; next} /^```$/ {on=0} on {print > f}' "$doc"
+pass=0 fail=0
+for f in "$tmp"/*.rql; do
+  if "$xr" -c "$f" >/dev/null 2>"$tmp/err"; then pass=$((pass+1)); else
+    echo "FAIL $(basename "$f"):"; cat "$f"; cat "$tmp/err"; fail=$((fail+1)); fi
+done
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ] && [ "$pass" -gt 0 ]
