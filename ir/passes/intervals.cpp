@@ -59,9 +59,10 @@ Rational intervalOf(const Plan& p, const Query& q) {
       auto [k, w] = std::get<std::pair<int32_t, int32_t>>(op.v);
       if (k <= 0)
         throw CompileError("AGSE step must be > 0, got " + std::to_string(k) + " for query '" + q.id + "'", q.loc);
-      int entries = int(s1.schema.size());  // schema entries, not flat elements (compatible rule)
-      if (entries == 0) return Rational(0);
-      return d1 * Rational(k) / Rational(entries);
+      // Δout = (Δ / W)·k with W the flattened element count (seed chapter on AGSE).
+      int width = flatWidth(s1);
+      if (width == 0) return Rational(0);
+      return d1 * Rational(k) / Rational(width);
     }
     default: throw RefError("Undefined token/command on list", q.loc);
   }
