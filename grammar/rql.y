@@ -251,13 +251,16 @@ field_decl: ID TYPE {
           | ID TYPE LBRACK DECIMAL RBRACK {
               int n = toCount($4, @4);
               if (n <= 0) throw ir::CompileError("array size of field '" + $1 + "' must be positive", @4);
+              if (int64_t(n) * ir::typeSize($2) > 65536)
+                throw ir::CompileError("field '" + $1 + "' has " + std::to_string(int64_t(n) * ir::typeSize($2)) +
+                                       " bytes; the limit is 65536", @4);
               $$.name = $1; $$.type = $2; $$.rlen = ir::typeSize($2); $$.rarray = n;
             }
           ;
 
 rational: DECIMAL SLASH DECIMAL { $$ = ratOf($1, $3, @1); }
         | DECIMAL { $$ = ir::Rational(toCount($1, @1)); }
-        | FLOAT { $$ = ir::rationalize(strtod($1.c_str(), nullptr)); }
+        | FLOAT { double d = strtod($1.c_str(), nullptr); if (!(d < 2147483648.0)) throw SyntaxError("decimal number " + $1 + " is out of range", @1); $$ = ir::rationalize(d); }
         ;
 
 select: SELECT select_list STREAM ID FROM sexpr opt_select_file opt_retention opt_volatile {
@@ -304,6 +307,7 @@ select_list: STAR {
                $$.push_back({ir::Token(ir::Op::PUSH_TSCAN, $1 + ".*")});
              }
            | expr { $$.push_back(checked($1, @1).p); }
+           | select_list COMMA STAR { throw SyntaxError("'*' must be the only item of a SELECT list", @3); }
            | select_list COMMA expr {
                if ($1.size() == 1 && !$1[0].empty() && $1[0][0].op == ir::Op::PUSH_TSCAN)
                  throw SyntaxError("'*' must be the only item of a SELECT list", @2);
@@ -350,7 +354,8 @@ operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = f
            $$.p.push_back(ir::Token(ir::Op::PUSH_ID2, $1 + "[" + $3 + "]"));
          }
        | reducer {
-           throw ir::CompileError(std::string("stream reducer ") + ir::opName($1) +
+           static const char* words[] = {"AVG", "MIN", "MAX", "SUMC"};
+           throw ir::CompileError(std::string("stream reducer ") + words[int($1) - int(ir::Op::STREAM_AVG)] +
                                   " cannot be used in a field expression; use it in FROM", @1);
          }
        | FN_WORD LPAREN args RPAREN { $$ = call($1, std::move($3), @1); }
@@ -392,6 +397,8 @@ sterm: sterm HASH sfactor { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::ST
          int k = toCount($4, @4);
          if (k <= 0) throw ir::CompileError("AGSE step must be > 0, got " + std::to_string(k), @4);
          if ($6 == 0) throw ir::CompileError("AGSE window width must not be zero", @6);
+         if ($6 > (1 << 18) || $6 < -(1 << 18))
+           throw ir::CompileError("AGSE window of " + std::to_string(std::abs($6)) + " elements; the limit is 262144 elements", @6);
          $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_AGSE, std::pair<int32_t, int32_t>(k, $6))}, @2);
        }
      | sfactor DOT reducer {

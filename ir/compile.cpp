@@ -52,6 +52,7 @@ void checkOperands(const Plan& p) {
 void compilePlan(Plan& p) {
   using namespace passes;
   checkDuplicateNames(p);
+  checkPlanLimits(p);
   validateDirectives(p);
   checkOperands(p);
   bool anyQuery = false;
@@ -63,12 +64,14 @@ void compilePlan(Plan& p) {
   extractIntermediateStreams(p);
   validateSubstrateNameUniqueness(p);
   expandSchemaWildcards(p);
+  checkPlanLimits(p);
   resolveStreamIntervals(p);
   if (p.options.factorHashTimemoves) preservingUserFieldNames(p, [&] { factorMatchedHashTimeMoves(p); });
   if (p.options.dedupSubstrates) preservingUserFieldNames(p, [&] { deduplicateSubstrates(p); });
   validateSubstrateNameUniqueness(p);
   resolveFieldReferences(p);
   expandIndexWildcards(p);
+  checkPlanLimits(p);
   inferFieldShapes(p);
   if (p.options.simplifyExpressions) preservingUserFieldNames(p, [&] { simplifyFieldExpressions(p); });
   if (p.options.shareEquivalentSelects) preservingUserFieldNames(p, [&] { shareEquivalentSelectComputations(p); });

@@ -131,7 +131,8 @@ struct Query {
   std::string policyProfile = "DEFAULT";
   int policyCapacity = 0;
   std::string storageProfile = "DEFAULT";
-  std::set<std::string> userRefs;  // stream names the user wrote in field/rule programs
+  std::set<std::string> userRefs;   // stream names the user wrote in field/rule programs
+  std::set<std::string> fieldRefs;  // the subset written in field programs
   SrcLoc loc;                       // where the statement starts
 
   bool isDirective() const { return !id.empty() && id[0] == ':'; }

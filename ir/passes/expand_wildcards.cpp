@@ -129,6 +129,16 @@ void expandSchemaWildcards(Plan& p) {
       throw FatalError("compiler::expandSchemaWildcards: program not optimized — " + std::to_string(q.program.size()) +
                        " tokens for query '" + q.id + "', expected < 4");
     if (q.schema.empty() || q.schema[0].program.empty() || q.schema[0].program[0].op != Op::PUSH_TSCAN) continue;
+    if (p.options.strictReferences) {
+      // `s.*` must name the stream itself or one of its FROM operands.
+      const std::string& text = std::get<std::string>(q.schema[0].program[0].v);
+      if (text.size() > 2 && text.compare(text.size() - 2, 2, ".*") == 0) {
+        std::string s = text.substr(0, text.size() - 2);
+        auto offs = sourceOffsets(p, q);
+        if (s != q.id && !offs.offset.count(s))
+          throw CompileError("Stream '" + q.id + "' refers to '" + s + "', which is not in its FROM clause", q.loc);
+      }
+    }
     if (q.program.size() == 1) {
       const Query& s = p.get(std::get<std::string>(q.program[0].v));
       std::vector<Field> fields;
@@ -141,7 +151,11 @@ void expandSchemaWildcards(Plan& p) {
         }
       q.schema = std::move(fields);
     } else {
-      q.schema = buildOutputSchema(p, getArgs(q.program));
+      try {
+        q.schema = buildOutputSchema(p, getArgs(q.program));
+      } catch (const RefError& e) {
+        throw RefError(std::string(e.what()) + " (stream '" + q.id + "')", q.loc);
+      }
     }
   }
   intervalSort(p);

@@ -87,6 +87,7 @@ std::string substrateName(const Program& seg) {
 void snapshotNamedSourceRefs(Plan& p) {
   for (auto& q : p.queries) {
     for (auto& f : q.schema) collectRefs(f.program, q.userRefs);
+    for (auto& f : q.schema) collectRefs(f.program, q.fieldRefs);
     for (auto& r : q.rules) collectRefs(r.condition, q.userRefs);
   }
 }

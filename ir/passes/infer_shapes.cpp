@@ -3,6 +3,7 @@
 // Declared schemas are never changed. Runs to a fixed point because the plan
 // is still in interval order here (a consumer may precede its producer).
 #include <algorithm>
+#include <map>
 
 #include "ir/functions.hpp"
 #include "passes.hpp"
@@ -33,6 +34,7 @@ struct Inference {
   const Query& q;
   std::vector<Field> input;
   SourceOffsets offsets;
+  mutable std::map<std::string, std::vector<Field>> flat;  // flattened schemas, built once per stream
 
   std::optional<Shape> slot(const std::vector<Field>& rec, int i) const {
     if (i < 0 || i >= int(rec.size())) return std::nullopt;
@@ -45,9 +47,13 @@ struct Inference {
     if (ref.first == q.id) return slot(input, ref.second);
     auto it = offsets.offset.find(ref.first);
     if (it != offsets.offset.end()) return slot(input, it->second + ref.second);
-    const Query* s = p.find(ref.first);
-    if (!s) return std::nullopt;
-    return slot(flattenSchema(*s), ref.second);
+    auto cached = flat.find(ref.first);
+    if (cached == flat.end()) {
+      const Query* s = p.find(ref.first);
+      if (!s) return std::nullopt;
+      cached = flat.emplace(ref.first, flattenSchema(*s)).first;
+    }
+    return slot(cached->second, ref.second);
   }
 
   // nullopt = the program cannot be typed; the field keeps its current shape.
@@ -183,7 +189,7 @@ void inferFieldShapes(Plan& p) {
     bool changed = false;
     for (auto& q : p.queries) {
       if (q.isDirective() || q.program.empty()) continue;
-      Inference inf{p, q, inputRecord(p, q), sourceOffsets(p, q)};
+      Inference inf{p, q, inputRecord(p, q), sourceOffsets(p, q), {}};
       std::vector<Shape> shapes;
       for (auto& f : q.schema) {
         auto s = inf.run(f.program);

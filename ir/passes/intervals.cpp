@@ -1,5 +1,7 @@
 // Interval resolution: every stream's Δ from its operator and sources;
 // a sweep that resolves nothing while something is open means a cycle.
+#include <algorithm>
+
 #include "passes.hpp"
 
 namespace ir::passes {
@@ -68,6 +70,41 @@ Rational intervalOf(const Plan& p, const Query& q) {
   }
 }
 
+// Names the streams that lie on a dependency cycle (not the ones that merely
+// read from it), pointing at the first of them in the query file.
+[[noreturn]] void reportCycle(const Plan& p) {
+  std::vector<const Query*> open;
+  for (auto& q : p.queries)
+    if (!q.program.empty() && q.interval.isZero()) open.push_back(&q);
+  auto reaches = [&](const Query* from, const std::string& target) {
+    std::set<std::string> seen;
+    std::vector<std::string> todo = from->dependencies();
+    while (!todo.empty()) {
+      std::string s = todo.back();
+      todo.pop_back();
+      if (s == target) return true;
+      if (!seen.insert(s).second) continue;
+      if (const Query* q = p.find(s)) for (auto& d : q->dependencies()) todo.push_back(d);
+    }
+    return false;
+  };
+  std::vector<const Query*> cycle;
+  for (auto* q : open)
+    if (reaches(q, q->id)) cycle.push_back(q);
+  if (cycle.empty()) cycle = open;
+  std::stable_sort(cycle.begin(), cycle.end(), [](const Query* a, const Query* b) {
+    return a->loc.line != b->loc.line ? a->loc.line < b->loc.line : a->loc.col < b->loc.col;
+  });
+  std::string names;
+  const Query* first = nullptr;
+  for (auto* q : cycle) {
+    if (q->isSubstrat) continue;
+    names += (names.empty() ? "" : ", ") + q->id;
+    if (!first) first = q;
+  }
+  throw CompileError("Circular dependency in stream definitions (" + names + ")", first ? first->loc : SrcLoc{});
+}
+
 }  // namespace
 
 void resolveStreamIntervals(Plan& p) {
@@ -86,16 +123,7 @@ void resolveStreamIntervals(Plan& p) {
       q.interval = narrow(d, q);
     }
     if (!again) break;
-    if (resolvedNow == 0) {
-      // Name the streams on the cycle for the user.
-      std::string names;
-      for (auto& q : p.queries)
-        if (!q.program.empty() && q.interval.isZero()) names += (names.empty() ? "" : ", ") + q.id;
-      const Query* first = nullptr;
-      for (auto& q : p.queries)
-        if (!q.program.empty() && q.interval.isZero() && !q.isSubstrat) first = &q;
-      throw CompileError("Circular dependency in stream definitions (" + names + ")", first ? first->loc : SrcLoc{});
-    }
+    if (resolvedNow == 0) reportCycle(p);
     intervalSort(p);  // the reference sorts here and again at the top of the next sweep
   }
   intervalSort(p);

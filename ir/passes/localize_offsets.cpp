@@ -158,11 +158,24 @@ void localizeFieldOffsets(Plan& p) {
     SourceOffsets so = sourceOffsets(p, q);
     for (auto& n : q.userRefs) {
       if (n == q.id || !so.viaInterleave.count(n)) continue;
+      // Point at a rule when only a rule condition names the constituent.
+      SrcLoc where = q.loc;
+      auto names = [&](const Program& prog) {
+        for (auto& t : prog)
+          if (t.op == Op::PUSH_ID && std::get<IdxPair>(t.v).first == n) return true;
+        return false;
+      };
+      if (!q.fieldRefs.count(n))
+        for (auto& r : q.rules)
+          if (names(r.condition)) {
+            where = r.loc;
+            break;
+          }
       throw CompileError("Stream '" + q.id + "' refers to '" + n +
                              "', which is a constituent of an interleave (#). After # the constituents share one "
                              "schema, so this reference cannot be told apart from the other constituent's. Refer to '" +
                              q.id + "' by its own name, or recover the constituent with de-interleave (& / %).",
-                         q.loc);
+                         where);
     }
   }
   if (p.options.strictReferences) checkReferences(p);

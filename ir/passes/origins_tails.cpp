@@ -25,9 +25,8 @@ int64_t first(M m, int64_t T, const Query& q) {
   int64_t hi = 1;
   while (m(hi) < T) {
     hi *= 2;
-    if (hi > (int64_t(1) << 24))
-      throw FatalError("compiler::computeLogicalOrigin: origin search diverged for '" + q.id + "' (threshold " +
-                       std::to_string(T) + ")");
+    if (hi > (int64_t(1) << 40))
+      throw CompileError("origin of stream '" + q.id + "' is out of range", q.loc);
   }
   int64_t lo = hi / 2;  // m(lo) < T (or lo == 0 checked above)
   while (hi - lo > 1) {

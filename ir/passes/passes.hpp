@@ -71,6 +71,7 @@ void applyCapacitiesToStreams(Plan& p);
 void validateDirectives(const Plan& p);
 void validateConstraints(const Plan& p);
 void checkDuplicateNames(const Plan& p);
+void checkPlanLimits(const Plan& p);  // field <= 64 KiB, record <= 1 MiB, <= 2^18 elements
 
 // eval.cpp — constant evaluation used by the simplifier (no input record).
 std::optional<Value> evalConstant(const Program& prog);

@@ -15,7 +15,7 @@ int flatIndexOf(const Query& s, size_t entry) {
   return n;
 }
 
-void resolveProgram(Plan& p, Query& q, Program& prog) {
+void resolveProgram(Plan& p, Query& q, Program& prog, SrcLoc loc, bool isField) {
   static const std::regex idxRe(R"(([A-Za-z0-9_$]*)\[(\d*)\])");
   for (auto& t : prog) {
     switch (t.op) {
@@ -23,12 +23,12 @@ void resolveProgram(Plan& p, Query& q, Program& prog) {
         std::string text = std::holds_alternative<IdxPair>(t.v) ? std::get<IdxPair>(t.v).first
                                                                 : std::get<std::string>(t.v);
         std::smatch m;
-        if (!std::regex_search(text, m, idxRe)) throw RefError("No mach on type conversion: " + text, q.loc);
+        if (!std::regex_search(text, m, idxRe)) throw RefError("No mach on type conversion: " + text, loc);
         int k = 0;
         try {
           k = std::stoi(m[2].str());
         } catch (...) {
-          throw CompileError("index out of range in " + text, q.loc);
+          throw CompileError("index out of range in " + text, loc);
         }
         t = Token(Op::PUSH_ID, IdxPair(m[1].str(), k));
         break;
@@ -38,7 +38,7 @@ void resolveProgram(Plan& p, Query& q, Program& prog) {
         auto dot = text.find('.');
         std::string s = text.substr(0, dot), f = text.substr(dot + 1);
         const Query* src = p.find(s);
-        if (!src) throw CompileError("stream '" + q.id + "' refers to unknown stream '" + s + "' in " + text, q.loc);
+        if (!src) throw CompileError("stream '" + q.id + "' refers to unknown stream '" + s + "' in " + text, loc);
         bool found = false;
         for (size_t i = 0; i < src->schema.size(); ++i)
           if (src->schema[i].name == f) {
@@ -46,7 +46,7 @@ void resolveProgram(Plan& p, Query& q, Program& prog) {
             found = true;
             break;
           }
-        if (!found) throw RefError("stream '" + s + "' has no field '" + f + "' (in " + q.id + ")", q.loc);
+        if (!found) throw RefError("stream '" + s + "' has no field '" + f + "' (in " + q.id + ")", loc);
         break;
       }
       case Op::PUSH_ID3: {
@@ -63,11 +63,12 @@ void resolveProgram(Plan& p, Query& q, Program& prog) {
           if (hit >= 0) {
             t = Token(Op::PUSH_ID, IdxPair(s, flatIndexOf(src, size_t(hit))));
             q.userRefs.insert(s);
+            if (isField) q.fieldRefs.insert(s);
             found = true;
             break;
           }
         }
-        if (!found) throw RefError("No field of given name in stream schema: '" + f + "' (in " + q.id + ")", q.loc);
+        if (!found) throw RefError("No field of given name in stream schema: '" + f + "' (in " + q.id + ")", loc);
         break;
       }
       default: break;
@@ -80,8 +81,8 @@ void resolveProgram(Plan& p, Query& q, Program& prog) {
 void resolveFieldReferences(Plan& p) {
   for (auto& q : p.queries) {
     if (q.isDirective()) continue;
-    for (auto& f : q.schema) resolveProgram(p, q, f.program);
-    for (auto& r : q.rules) resolveProgram(p, q, r.condition);
+    for (auto& f : q.schema) resolveProgram(p, q, f.program, q.loc, true);
+    for (auto& r : q.rules) resolveProgram(p, q, r.condition, r.loc, false);
   }
 }
 

@@ -2,6 +2,7 @@
 // constant tails (x+1+2 -> x+3, 2*x*3 -> 6*x) and neutral elements (x+0,
 // x*1). Floating-point expressions are never reassociated.
 #include <algorithm>
+#include <map>
 #include <strings.h>
 
 #include "passes.hpp"
@@ -108,14 +109,18 @@ struct Simplifier {
   const Query& q;
   std::vector<Field> input;
 
+  mutable std::map<std::string, std::vector<Field>> flat;  // flattened schemas, built once per stream
+
   std::optional<Type> idType(const IdxPair& ref) const {
     const std::vector<Field>* rec = &input;
-    std::vector<Field> other;
     if (ref.first != q.id) {
-      const Query* s = p.find(ref.first);
-      if (!s) return std::nullopt;
-      other = flattenSchema(*s);
-      rec = &other;
+      auto it = flat.find(ref.first);
+      if (it == flat.end()) {
+        const Query* s = p.find(ref.first);
+        if (!s) return std::nullopt;
+        it = flat.emplace(ref.first, flattenSchema(*s)).first;
+      }
+      rec = &it->second;
     }
     if (ref.second < 0 || ref.second >= int(rec->size())) return std::nullopt;
     Type t = (*rec)[size_t(ref.second)].type;
@@ -242,7 +247,7 @@ struct Simplifier {
 void simplifyFieldExpressions(Plan& p) {
   for (auto& q : p.queries) {
     if (q.isDirective()) continue;
-    Simplifier s{p, q, inputRecord(p, q)};
+    Simplifier s{p, q, inputRecord(p, q), {}};
     for (auto& f : q.schema)
       if (auto prog = s.run(f.program)) f.program = *prog;
     for (auto& r : q.rules)

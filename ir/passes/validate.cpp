@@ -18,6 +18,29 @@ void checkDuplicateNames(const Plan& p) {
   }
 }
 
+void checkPlanLimits(const Plan& p) {
+  constexpr int64_t kField = 65536, kRecord = 1 << 20, kElements = 1 << 18;
+  for (auto& q : p.queries) {
+    int64_t bytes = 0, elems = 0;
+    for (auto& f : q.schema) {
+      int64_t fb = int64_t(f.rlen) * f.rarray;
+      if (fb > kField)
+        throw CompileError("field '" + f.name + "' of stream '" + q.id + "' has " + std::to_string(fb) +
+                               " bytes; the limit is 65536",
+                           q.loc);
+      bytes += fb;
+      elems += f.type == Type::STRING ? 1 : f.rarray;
+    }
+    if (bytes > kRecord)
+      throw CompileError("a record of stream '" + q.id + "' has " + std::to_string(bytes) + " bytes; the limit is 1 MiB",
+                         q.loc);
+    if (elems > kElements)
+      throw CompileError("a record of stream '" + q.id + "' has " + std::to_string(elems) +
+                             " elements; the limit is 262144",
+                         q.loc);
+  }
+}
+
 void validateDirectives(const Plan& p) {
   for (auto& q : p.queries) {
     if (q.id != ":SUBSTRAT") continue;

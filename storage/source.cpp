@@ -1,0 +1,287 @@
+#include "source.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cfloat>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace storage {
+
+void Source::allNull(uint8_t* rec, uint8_t* nulls) const {
+  memset(rec, 0, size_t(layout_.recordSize));
+  memset(nulls, 1, layout_.elems.size());
+}
+
+namespace {
+
+// ------------------------------------------------------------ text tokens
+int32_t parseInt32(std::string_view t) {
+  int32_t v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (p != t.data()) {
+    if (ec == std::errc::result_out_of_range) return t[0] == '-' ? INT32_MIN : INT32_MAX;
+    return v;
+  }
+  // Stream-extraction fallback: an optional sign, then digits; nothing gives 0.
+  size_t i = 0;
+  bool neg = false;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) neg = t[i++] == '-';
+  int64_t acc = 0;
+  bool any = false;
+  while (i < t.size() && isdigit((unsigned char)t[i])) {
+    any = true;
+    acc = acc * 10 + (t[i++] - '0');
+    if (acc > int64_t(INT32_MAX) + 1) return neg ? INT32_MIN : INT32_MAX;
+  }
+  if (!any) return 0;
+  acc = neg ? -acc : acc;
+  if (acc > INT32_MAX) return INT32_MAX;
+  if (acc < INT32_MIN) return INT32_MIN;
+  return int32_t(acc);
+}
+
+uint32_t parseUint32(std::string_view t) {
+  uint32_t v = 0;
+  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (p != t.data()) return ec == std::errc::result_out_of_range ? UINT32_MAX : v;
+  size_t i = 0;
+  bool neg = false;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) neg = t[i++] == '-';
+  uint64_t acc = 0;
+  bool any = false;
+  while (i < t.size() && isdigit((unsigned char)t[i])) {
+    any = true;
+    acc = acc * 10 + uint64_t(t[i++] - '0');
+    if (acc > UINT32_MAX) return UINT32_MAX;
+  }
+  if (!any) return 0;
+  return neg ? uint32_t(0u - uint32_t(acc)) : uint32_t(acc);
+}
+
+// Decimal or exponent form only (no inf, nan or hex); out of range clamps.
+double parseReal(std::string_view t, double limit) {
+  size_t i = 0;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) ++i;
+  size_t digits = 0;
+  while (i < t.size() && isdigit((unsigned char)t[i])) ++i, ++digits;
+  if (i < t.size() && t[i] == '.') {
+    ++i;
+    while (i < t.size() && isdigit((unsigned char)t[i])) ++i, ++digits;
+  }
+  if (!digits) return 0;
+  if (i < t.size() && (t[i] == 'e' || t[i] == 'E')) {
+    size_t j = i + 1;
+    if (j < t.size() && (t[j] == '+' || t[j] == '-')) ++j;
+    if (j < t.size() && isdigit((unsigned char)t[j])) {
+      while (j < t.size() && isdigit((unsigned char)t[j])) ++j;
+      i = j;
+    }
+  }
+  std::string s(t.substr(0, i));
+  double d = strtod(s.c_str(), nullptr);
+  if (std::isinf(d) || std::fabs(d) > limit) return d < 0 ? -limit : limit;
+  return d;
+}
+
+class TextSource : public Source {
+ public:
+  TextSource(std::string path, const ir::Layout& l, bool oneShot) : Source(std::move(path), l, oneShot) {
+    std::ifstream in(path_, std::ios::binary);
+    if (!in) {
+      fprintf(stderr, "warning: source file %s cannot be read; its records are NULL\n", path_.c_str());
+      missing_ = true;
+      return;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text_ = ss.str();
+    hasToken_ = text_.find_first_not_of(" \t\r\n\f\v") != std::string::npos;
+  }
+
+  void next(uint8_t* rec, uint8_t* nulls) override {
+    if (missing_ || !hasToken_ || exhausted_) {
+      if (oneShot_ || missing_ || !hasToken_) exhausted_ = exhausted_ || oneShot_ || !hasToken_;
+      allNull(rec, nulls);
+      return;
+    }
+    memset(rec, 0, size_t(layout_.recordSize));
+    for (size_t e = 0; e < layout_.elems.size(); ++e) {
+      const ir::Element& el = layout_.elems[e];
+      uint8_t* d = rec + el.offset;
+      nulls[e] = 0;
+      if (el.type == ir::Type::STRING) {
+        readString(d, el.size, nulls[e]);
+        continue;
+      }
+      std::string_view tok;
+      if (!token(tok)) {
+        nulls[e] = 1;
+        continue;
+      }
+      if (tok == "NULL" || tok == "Null" || tok == "null") {
+        nulls[e] = 1;
+        continue;
+      }
+      switch (el.type) {
+        case ir::Type::BYTE: {
+          uint8_t v = uint8_t(parseUint32(tok));
+          memcpy(d, &v, 1);
+          break;
+        }
+        case ir::Type::INTEGER: {
+          int32_t v = parseInt32(tok);
+          memcpy(d, &v, 4);
+          break;
+        }
+        case ir::Type::UINT: {
+          uint32_t v = parseUint32(tok);
+          memcpy(d, &v, 4);
+          break;
+        }
+        case ir::Type::FLOAT: {
+          float v = float(parseReal(tok, FLT_MAX));
+          memcpy(d, &v, 4);
+          break;
+        }
+        case ir::Type::DOUBLE: {
+          double v = parseReal(tok, DBL_MAX);
+          memcpy(d, &v, 8);
+          break;
+        }
+        default: nulls[e] = 1; break;
+      }
+    }
+  }
+
+ private:
+  // Next whitespace-separated token; wraps to the start unless one-shot.
+  bool token(std::string_view& out) {
+    for (int pass = 0; pass < 2; ++pass) {
+      while (pos_ < text_.size() && isspace((unsigned char)text_[pos_])) ++pos_;
+      if (pos_ < text_.size()) {
+        size_t b = pos_;
+        while (pos_ < text_.size() && !isspace((unsigned char)text_[pos_])) ++pos_;
+        out = std::string_view(text_).substr(b, pos_ - b);
+        return true;
+      }
+      if (oneShot_) {
+        exhausted_ = true;
+        return false;
+      }
+      pos_ = 0;
+    }
+    return false;
+  }
+  void readString(uint8_t* d, int width, uint8_t& isNull) {
+    for (int guard = 0; guard < 2; ++guard) {
+      while (pos_ < text_.size() && isspace((unsigned char)text_[pos_])) ++pos_;
+      if (pos_ >= text_.size()) {
+        if (oneShot_) {
+          exhausted_ = true;
+          isNull = 1;
+          return;
+        }
+        pos_ = 0;
+        continue;
+      }
+      if (text_[pos_] == '"') {
+        size_t close = text_.find('"', pos_ + 1);
+        if (close == std::string::npos) close = text_.size();
+        size_t n = std::min(close - pos_ - 1, size_t(width));
+        memcpy(d, text_.data() + pos_ + 1, n);
+        pos_ = close < text_.size() ? close + 1 : close;
+        return;
+      }
+      size_t b = pos_;
+      while (pos_ < text_.size() && !isspace((unsigned char)text_[pos_])) ++pos_;
+      std::string_view tok(text_.data() + b, pos_ - b);
+      if (tok == "NULL" || tok == "Null" || tok == "null") {
+        isNull = 1;
+        return;
+      }
+      // Any other bare word is skipped; the next quoted string is the value.
+      guard = -1;
+      if (pos_ >= text_.size() && oneShot_) {
+        exhausted_ = true;
+        isNull = 1;
+        return;
+      }
+    }
+    isNull = 1;
+  }
+
+  std::string text_;
+  size_t pos_ = 0;
+  bool missing_ = false, hasToken_ = false;
+};
+
+// ------------------------------------------------------------ binary
+class BinarySource : public Source {
+ public:
+  BinarySource(std::string path, const ir::Layout& l, bool oneShot) : Source(std::move(path), l, oneShot) {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) fprintf(stderr, "warning: source file %s cannot be opened (%s); its records are NULL\n", path_.c_str(), strerror(errno));
+  }
+  ~BinarySource() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void next(uint8_t* rec, uint8_t* nulls) override {
+    if (fd_ < 0 || exhausted_) {
+      allNull(rec, nulls);
+      return;
+    }
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      size_t got = readRecord(rec);
+      if (got == size_t(layout_.recordSize)) {
+        memset(nulls, 0, layout_.elems.size());
+        offset_ += got;
+        ++record_;
+        return;
+      }
+      if (got > 0 && attempt == 0 && !oneShot_) {
+        // A trailing partial record is not data: wrap.
+      }
+      if (oneShot_) break;
+      if (::lseek(fd_, 0, SEEK_SET) < 0) break;  // a FIFO cannot wrap
+      offset_ = 0;
+    }
+    exhausted_ = oneShot_ || exhausted_;
+    allNull(rec, nulls);
+  }
+
+ private:
+  size_t readRecord(uint8_t* rec) {
+    size_t need = size_t(layout_.recordSize), got = 0;
+    while (got < need) {
+      ssize_t r = ::read(fd_, rec + got, need - got);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        fprintf(stderr, "warning: reading %s at byte %llu (record %llu): %s\n", path_.c_str(),
+                (unsigned long long)offset_, (unsigned long long)record_, strerror(errno));
+        return got;
+      }
+      if (r == 0) return got;
+      got += size_t(r);
+    }
+    return got;
+  }
+  int fd_ = -1;
+  uint64_t offset_ = 0, record_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> openSource(SourceFormat f, const std::string& path, const ir::Layout& layout, bool oneShot) {
+  if (f == SourceFormat::TEXT) return std::make_unique<TextSource>(path, layout, oneShot);
+  return std::make_unique<BinarySource>(path, layout, oneShot);
+}
+
+}  // namespace storage
