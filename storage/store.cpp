@@ -323,7 +323,7 @@ MetaIndex::MetaIndex(std::string path, int bits, bool shadowAware, bool persiste
   const off_t E = entrySize();
   off_t whole = 8 + (sz - 8) / E * E;
   if (whole != sz && ftruncate(fd_, whole) != 0) throw StorageError("storage: cannot repair " + path_);
-  std::vector<uint8_t> buf(size_t(E));
+  std::vector<uint8_t> buf(static_cast<size_t>(E));
   for (off_t at = 8; at < whole; at += E) {
     preadAll(fd_, buf.data(), size_t(E), at);
     Run r;

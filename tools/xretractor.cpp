@@ -6,9 +6,16 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
 
 #include "build_config.h"
+#include "engine/engine.hpp"
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
 #include "ir/dump.hpp"
@@ -147,6 +154,107 @@ int compileMode(int argc, char** argv) {
   return 0;
 }
 
+
+std::atomic<bool> gStop{false};
+void onSignal(int) { gStop.store(true); }
+
+// The instance lock: ${TMPDIR:-/tmp}/<program>_service.lock holding "PID: <pid>".
+struct InstanceLock {
+  std::string path;
+  int fd = -1;
+  bool take(const std::string& prog, const std::string& queryFile) {
+    path = (std::filesystem::temp_directory_path() / (prog + "_service.lock")).string();
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      fmt::print(stderr, "Another instance is running, errno: {}\n", strerror(errno));
+      return false;
+    }
+    std::string text = fmt::format("PID: {}\nPPID: {}\nMODE: process\n", getpid(), getppid());
+    if (!queryFile.empty()) {
+      std::error_code ec;
+      text += "QUERYFILE: " + std::filesystem::absolute(queryFile, ec).string() + "\n";
+    }
+    if (ftruncate(fd, 0) != 0 || ::write(fd, text.data(), text.size()) != ssize_t(text.size())) return false;
+    fsync(fd);
+    return true;
+  }
+  ~InstanceLock() {
+    if (fd >= 0) {
+      ::unlink(path.c_str());
+      ::close(fd);
+    }
+  }
+};
+
+int runMode(int argc, char** argv) {
+  CLI::App app{"xretractor: run an RQL query set"};
+  std::string queryFile, config;
+  int64_t limit = 0;
+  bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false, untilEof = false,
+       interpret = false;
+  int threads = 0;
+  app.add_option("-q,--queryfile,queryfile", queryFile, "query file");
+  app.add_option("-m,--llimitqry", limit, "process the zero step and N-1 slots (0 = unlimited)");
+  app.add_flag("-k,--noanykey", noAnyKey, "never stop on a key press");
+  app.add_flag("-x,--xqrywait", wait, "wait for the first client command before running");
+  app.add_flag("-r,--quiet", quiet, "no on-screen presenter");
+  app.add_flag("-v,--verbose", verbose, "print the plan and progress");
+  app.add_flag("-s,--status", status, "report whether an instance is running");
+  app.add_option("-g,--config", config, "configuration file (TOML)");
+  app.add_flag("-f,--no-clock", noClock, "do not wait for slot deadlines (offline run)");
+  app.add_flag("-u,--until-eof", untilEof, "stop when a source runs out of data");
+  app.add_flag("--interpret", interpret, "run field programs on the bytecode VM");
+  app.add_option("--threads", threads, "worker threads (default: all cores; 1 = serial)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  const std::string prog = baseName(argv[0]);
+  if (status) {
+    fmt::print("Checking service status.\n");
+    std::string path = (std::filesystem::temp_directory_path() / (prog + "_service.lock")).string();
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    bool running = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0;
+    if (fd >= 0) ::close(fd);
+    fmt::print("{}_service: {}\n", prog, running ? "Running" : "Stopped");
+    return running ? 37 : 0;
+  }
+  if (queryFile.empty()) {
+    fmt::print(stderr, "{}: no query file given\n", prog);
+    return 1;
+  }
+  ir::Plan plan;
+  if (int rc = compileFile(argv[0], queryFile, ir::defaultOptions(), plan)) return rc;
+  if (verbose) fmt::print("{}", ir::dumpPlan(plan));
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  std::signal(SIGHUP, onSignal);
+  InstanceLock lock;
+  if (!lock.take(prog, queryFile)) return 37;
+  engine::Options opt;
+  opt.limit = limit;
+  opt.noClock = noClock;
+  opt.untilEof = untilEof;
+  opt.threads = threads;
+  opt.verbose = verbose;
+  (void)interpret;  // the VM is the only executor until the JIT lands
+  (void)wait;
+  (void)quiet;
+  (void)noAnyKey;
+  try {
+    engine::Engine eng(plan, opt);
+    eng.prepare();
+    int64_t slots = eng.run(gStop);
+    eng.finish();
+    if (verbose) fmt::print("processed {} slots\n", slots);
+  } catch (const engine::EngineError& e) {
+    fmt::print(stderr, "\nFATAL: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,6 +274,16 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (compile) return compileMode(argc, argv);
-  fmt::print(stderr, "{}: running plans is not available in this build yet; use -c to compile\n", baseName(argv[0]));
-  return 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      fmt::print("Usage: {} [-c] queryfile [options]\n"
+                 "  -c, --onlycompile   compile and print the plan (see {} -c -h for its options)\n"
+                 "  -b, --build-info    print the optimizer switches of this build\n"
+                 "  -h, --help          this text\n",
+                 baseName(argv[0]), baseName(argv[0]));
+      return 0;
+    }
+  }
+  return runMode(argc, argv);
 }

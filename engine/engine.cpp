@@ -1,0 +1,649 @@
+#include "engine.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <thread>
+
+#include <tbb/flow_graph.h>
+#include <tbb/global_control.h>
+#include <tbb/task_arena.h>
+
+#include "ir/layout.hpp"
+#include "ir/passes/passes.hpp"
+#include "storage/descriptor.hpp"
+#include "storage/source.hpp"
+#include "storage/store.hpp"
+#include "vm/values.hpp"
+#include "vm/vm.hpp"
+
+namespace engine {
+
+using ir::Rational;
+using ir::Type;
+
+namespace {
+
+// ---------------------------------------------------------------- history
+// The last `cap` records of a stream, addressed by logical index.
+struct History {
+  int rec = 0, elems = 0;
+  int64_t cap = 1;
+  int64_t base = 0;   // logical index of the first record ever stored
+  int64_t count = 0;  // records stored so far
+  std::vector<uint8_t> data, nulls;
+
+  void init(int recordSize, int elemCount, int64_t capacity, int64_t firstIndex) {
+    rec = recordSize;
+    elems = elemCount;
+    cap = std::max<int64_t>(capacity, 1);
+    base = firstIndex;
+    data.assign(size_t(cap * rec), 0);
+    nulls.assign(size_t(cap * elems), 1);
+  }
+  bool get(int64_t n, const uint8_t*& d, const uint8_t*& nl) const {
+    if (n < base || n >= base + count || n < base + count - cap) return false;
+    int64_t p = (n - base) % cap;
+    d = data.data() + p * rec;
+    nl = nulls.data() + p * elems;
+    return true;
+  }
+  void push(const uint8_t* d, const uint8_t* nl) {
+    int64_t p = count % cap;
+    memcpy(data.data() + p * rec, d, size_t(rec));
+    memcpy(nulls.data() + p * elems, nl, size_t(elems));
+    ++count;
+  }
+  int64_t newest() const { return base + count - 1; }
+};
+
+// Converts one element value between types (interleave promotion, windows).
+void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* d, int dsize) {
+  if (st == dt) {
+    int n = std::min(ssize, dsize);
+    memcpy(d, s, size_t(n));
+    if (dsize > n) memset(d + n, 0, size_t(dsize - n));
+    return;
+  }
+  if (st == Type::STRING || dt == Type::STRING) {
+    memset(d, 0, size_t(dsize));  // no implicit string conversion in records
+    return;
+  }
+  auto asDouble = [&]() -> double {
+    switch (st) {
+      case Type::BYTE: return double(*s);
+      case Type::INTEGER: { int32_t v; memcpy(&v, s, 4); return v; }
+      case Type::UINT: { uint32_t v; memcpy(&v, s, 4); return v; }
+      case Type::FLOAT: { float v; memcpy(&v, s, 4); return v; }
+      case Type::DOUBLE: { double v; memcpy(&v, s, 8); return v; }
+      case Type::RATIONAL: { int32_t v[2]; memcpy(v, s, 8); return double(v[0]) / double(v[1]); }
+      default: return 0;
+    }
+  };
+  auto asInt64 = [&]() -> int64_t {
+    switch (st) {
+      case Type::BYTE: return *s;
+      case Type::INTEGER: { int32_t v; memcpy(&v, s, 4); return v; }
+      case Type::UINT: { uint32_t v; memcpy(&v, s, 4); return v; }
+      case Type::RATIONAL: { int32_t v[2]; memcpy(v, s, 8); return v[0] / v[1]; }
+      default: return int64_t(asDouble());
+    }
+  };
+  bool srcFloat = st == Type::FLOAT || st == Type::DOUBLE;
+  switch (dt) {
+    case Type::BYTE: { uint8_t v = srcFloat ? vm::val::f2u8(asDouble()) : uint8_t(asInt64()); memcpy(d, &v, 1); break; }
+    case Type::INTEGER: { int32_t v = srcFloat ? vm::val::f2i32(asDouble()) : int32_t(asInt64()); memcpy(d, &v, 4); break; }
+    case Type::UINT: { uint32_t v = srcFloat ? vm::val::f2u32(asDouble()) : uint32_t(asInt64()); memcpy(d, &v, 4); break; }
+    case Type::FLOAT: { float v = st == Type::RATIONAL ? [&] { int32_t r[2]; memcpy(r, s, 8); return float(r[0]) / float(r[1]); }() : float(asDouble()); memcpy(d, &v, 4); break; }
+    case Type::DOUBLE: { double v = asDouble(); memcpy(d, &v, 8); break; }
+    case Type::RATIONAL: {
+      vm::val::Rat r = srcFloat ? vm::val::rationalize(asDouble()) : vm::val::Rat{int32_t(asInt64()), 1};
+      memcpy(d, &r.num, 4);
+      memcpy(d + 4, &r.den, 4);
+      break;
+    }
+    default: memset(d, 0, size_t(dsize));
+  }
+}
+
+int64_t lcm64(int64_t a, int64_t b) {
+  int64_t g = std::gcd(a, b);
+  __int128 r = __int128(a / g) * b;
+  if (r > (__int128(1) << 62)) throw EngineError("the plan's intervals are too fine to schedule together");
+  return int64_t(r);
+}
+
+}  // namespace
+
+// ================================================================ streams
+struct Stream {
+  const ir::Query* q = nullptr;
+  int index = 0;
+  bool declared = false;
+  ir::Layout out, in;
+  History hist;
+  std::vector<int> srcs;  // FROM operands (stream indices)
+  int64_t tick = 1;       // interval in scheduler ticks
+  int64_t due = 0;        // due slots seen so far
+  bool dueNow = false;
+  // sources
+  std::unique_ptr<storage::Source> source;
+  // computed
+  vm::Program prog;
+  vm::Machine machine;
+  std::vector<uint8_t> inRec, inNull, outRec, outNull;
+  std::vector<int> inSrcElem;  // scratch
+  std::unique_ptr<storage::Store> store;
+  std::unique_ptr<storage::MetaIndex> meta;
+  int metaBits = 0;
+  std::vector<uint8_t> bitmap;
+  std::string error;
+  bool released = false;
+};
+
+struct Engine::Impl {
+  ir::Plan plan;
+  Options opt;
+  std::vector<std::unique_ptr<Stream>> streams;  // plan order (topological)
+  std::vector<Stream*> computed, declared;
+  std::string storageDir;
+  int rotation = -1;
+  std::string rotationFile;
+  int64_t ticksPerSecond = 1;  // scheduler ticks per second
+  std::vector<int64_t> ticks;  // distinct intervals in ticks
+  std::vector<int64_t> counters;
+  std::unique_ptr<tbb::global_control> threadLimit;
+  std::unique_ptr<tbb::flow::graph> graph;
+  std::unique_ptr<tbb::flow::broadcast_node<tbb::flow::continue_msg>> start;
+  std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> nodes;
+  bool finished = false;
+
+  Stream& S(const std::string& id) {
+    for (auto& s : streams)
+      if (s->q->id == id) return *s;
+    throw EngineError("internal: stream " + id + " missing");
+  }
+
+  // ------------------------------------------------------------ set-up
+  void prepare();
+  void openArtifacts(Stream& s);
+  void buildGraph();
+
+  // ------------------------------------------------------------ running
+  void compute(Stream& s);
+  bool buildInput(Stream& s, int64_t n);
+  void emit(Stream& s, int64_t n);
+};
+
+static std::string upper(std::string s) {
+  for (auto& c : s) c = char(toupper((unsigned char)c));
+  return s;
+}
+
+void Engine::Impl::prepare() {
+  for (auto& q : plan.queries) {
+    if (q.id == ":STORAGE") storageDir = q.filename;
+    if (q.id == ":ROTATION") rotationFile = q.filename;
+  }
+  if (!storageDir.empty()) {
+    struct stat st {};
+    if (stat(storageDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      throw EngineError("storage: path '" + storageDir + "' is not a directory");
+  }
+  if (!rotationFile.empty()) {
+    std::ifstream in(rotationFile);
+    long long n = 0;
+    if (in >> n) rotation = int(n);
+    else rotation = 0;
+  }
+
+  // Streams in plan order; the final topological order puts producers first.
+  int idx = 0;
+  int64_t den = 1;
+  for (auto& q : plan.queries) {
+    if (q.isDirective()) continue;
+    auto s = std::make_unique<Stream>();
+    s->q = &q;
+    s->index = idx++;
+    s->declared = q.isDeclaration();
+    s->out = ir::Layout::of(q.schema);
+    den = lcm64(den, q.interval.den);
+    streams.push_back(std::move(s));
+  }
+  ticksPerSecond = den;
+  for (auto& s : streams) {
+    const ir::Query& q = *s->q;
+    __int128 t = __int128(q.interval.num) * (den / q.interval.den);
+    if (t <= 0 || t > (__int128(1) << 62)) throw EngineError("stream " + q.id + " has an unschedulable interval");
+    s->tick = int64_t(t);
+    if (std::find(ticks.begin(), ticks.end(), s->tick) == ticks.end()) ticks.push_back(s->tick);
+  }
+  std::sort(ticks.begin(), ticks.end());
+  counters.assign(ticks.size(), 1);
+
+  for (auto& sp : streams) {
+    Stream& s = *sp;
+    const ir::Query& q = *s.q;
+    int64_t cap = 1;
+    if (auto it = plan.maxCapacity.find(q.id); it != plan.maxCapacity.end()) cap = it->second;
+    // Generous history: the compiler's demand plus a margin for consumers that
+    // read slightly ahead of the minimum (ad hoc streams among them).
+    cap = cap * 2 + 8;
+    if (s.declared) {
+      s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, 0);
+      bool text = q.sourceKind == ir::SourceKind::TEXTSOURCE;
+      s.source = storage::openSource(text ? storage::SourceFormat::TEXT : storage::SourceFormat::BINARY, q.filename,
+                                     s.out, q.isOneShot || opt.untilEof);
+      declared.push_back(&s);
+    } else {
+      for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);
+      s.in = ir::Layout::of(ir::passes::inputRecord(plan, q));
+      s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, q.origin);
+      s.inRec.assign(size_t(std::max(s.in.recordSize, 1)), 0);
+      s.inNull.assign(std::max<size_t>(s.in.elems.size(), 1), 0);
+      s.outRec.assign(size_t(std::max(s.out.recordSize, 1)), 0);
+      s.outNull.assign(std::max<size_t>(s.out.elems.size(), 1), 0);
+      try {
+        s.prog = vm::lowerFields(q, s.in, s.out);
+      } catch (const ir::CompileError& e) {
+        throw EngineError(e.what());
+      }
+      computed.push_back(&s);
+    }
+    openArtifacts(s);
+  }
+  // Zero step: every source makes its record 0 current.
+  for (auto* s : declared) {
+    s->source->next(s->outRec.empty() ? nullptr : s->outRec.data(), s->outNull.data());
+  }
+  buildGraph();
+}
+
+void Engine::Impl::openArtifacts(Stream& s) {
+  const ir::Query& q = *s.q;
+  namespace fs = std::filesystem;
+  storage::Descriptor d;
+  for (auto& f : q.schema) {
+    storage::DescEntry e;
+    e.type = f.type;
+    e.name = f.name;
+    e.count = f.type == Type::STRING ? f.rlen * f.rarray : f.rarray;
+    d.entries.push_back(e);
+  }
+  const std::string descPath = storageDir + q.id + ".desc";
+  if (s.declared) {
+    storage::DescEntry ref;
+    ref.kind = storage::DescEntry::Kind::REF;
+    ref.name = q.filename;
+    d.entries.push_back(ref);
+    storage::DescEntry type;
+    type.kind = storage::DescEntry::Kind::TYPE;
+    type.name = q.sourceKind == ir::SourceKind::TEXTSOURCE ? "TEXTSOURCE" : "DEVICE";
+    d.entries.push_back(type);
+    s.outRec.assign(size_t(std::max(s.out.recordSize, 1)), 0);
+    s.outNull.assign(std::max<size_t>(s.out.elems.size(), 1), 0);
+    std::error_code ec;
+    if (fs::exists(descPath, ec)) {
+      try {
+        auto stored = storage::Descriptor::load(descPath);
+        if (!d.compatibleWith(stored))
+          throw EngineError("storage: descriptor schema mismatch in " + descPath + " — remove data files and restart");
+      } catch (const storage::DescError& e) {
+        throw EngineError(e.what());
+      }
+    } else {
+      d.save(descPath);
+    }
+    return;
+  }
+  if (q.retentionCapacity || q.retentionSegments) {
+    storage::DescEntry r;
+    r.kind = storage::DescEntry::Kind::RETENTION;
+    r.capacity = q.retentionCapacity;
+    r.segments = q.retentionSegments;
+    d.entries.push_back(r);
+  }
+  std::string profile = upper(q.storageProfile);
+  if (q.policyCapacity != 0) {
+    storage::DescEntry rm;
+    rm.kind = storage::DescEntry::Kind::RETMEMORY;
+    rm.capacity = q.policyCapacity;
+    d.entries.push_back(rm);
+    storage::DescEntry t;
+    t.kind = storage::DescEntry::Kind::TYPE;
+    t.name = upper(q.policyProfile);
+    if (q.storageProfile != "DEFAULT" && !q.isVolatile) t.name = profile;  // an explicit STORAGE clause wins
+    d.entries.push_back(t);
+    profile = t.name;
+  } else if (profile != "DEFAULT") {
+    storage::DescEntry t;
+    t.kind = storage::DescEntry::Kind::TYPE;
+    t.name = profile;
+    d.entries.push_back(t);
+  }
+  const std::string dataName = q.filename.empty() ? q.id : q.filename;
+  const std::string dataPath = storageDir + dataName;
+  if (rotation < 0) {
+    // A run starts every computed stream empty: remove the whole file family.
+    for (const std::string& f : {dataPath, descPath, dataPath + ".meta", dataPath + ".shadow", dataPath + ".meta.shadow"})
+      std::remove(f.c_str());
+    std::error_code ec;
+    fs::path dp(dataPath);
+    fs::path dir = dp.has_parent_path() ? dp.parent_path() : fs::path(".");
+    std::string prefix = dp.filename().string() + "_segment_";
+    for (auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove(e.path(), ec);
+  }
+  try {
+    d.save(descPath);
+    s.store = storage::openStore(profile, dataPath, s.out.recordSize, d.retention(), d.retMemory());
+    s.metaBits = int(d.entries.size());
+    s.meta = std::make_unique<storage::MetaIndex>(dataPath + ".meta", s.metaBits, s.store->shadowed());
+    if (rotation >= 0 && s.store->count() == 0 && s.meta->records() > 0) s.meta->reset();
+    s.bitmap.assign(size_t((s.metaBits + 7) / 8), 0);
+  } catch (const storage::StorageError& e) {
+    throw EngineError(e.what());
+  } catch (const storage::DescError& e) {
+    throw EngineError(e.what());
+  }
+}
+
+void Engine::Impl::buildGraph() {
+  int threads = opt.threads > 0 ? opt.threads : int(std::thread::hardware_concurrency());
+  if (threads <= 1) return;  // serial: plain loop in topological order
+  threadLimit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, size_t(threads));
+  using namespace tbb::flow;
+  graph = std::make_unique<tbb::flow::graph>();
+  start = std::make_unique<broadcast_node<continue_msg>>(*graph);
+  std::vector<continue_node<continue_msg>*> byIndex(streams.size(), nullptr);
+  for (auto* s : computed) {
+    nodes.push_back(std::make_unique<continue_node<continue_msg>>(*graph, [this, s](const continue_msg&) {
+      if (s->dueNow) compute(*s);
+      return continue_msg();
+    }));
+    byIndex[size_t(s->index)] = nodes.back().get();
+  }
+  for (auto* s : computed) {
+    bool root = true;
+    std::vector<int> seen;
+    for (int src : s->srcs) {
+      if (!byIndex[size_t(src)] || std::find(seen.begin(), seen.end(), src) != seen.end()) continue;
+      seen.push_back(src);
+      make_edge(*byIndex[size_t(src)], *byIndex[size_t(s->index)]);
+      root = false;
+    }
+    if (root) make_edge(*start, *byIndex[size_t(s->index)]);
+  }
+}
+
+// ---------------------------------------------------------------- operators
+// Fills s.inRec/inNull with the input record of logical index n. A record a
+// producer does not hold reads as all-NULL.
+bool Engine::Impl::buildInput(Stream& s, int64_t n) {
+  const ir::Query& q = *s.q;
+  const ir::Token& op = q.program.back();
+  auto copyRecord = [&](Stream& src, int64_t idx, int elemBase) {
+    const uint8_t *d, *nl;
+    const int ne = int(src.out.elems.size());
+    if (src.hist.get(idx, d, nl)) {
+      for (int e = 0; e < ne; ++e) {
+        const ir::Element& se = src.out.elems[size_t(e)];
+        const ir::Element& de = s.in.elems[size_t(elemBase + e)];
+        convertElem(se.type, d + se.offset, se.size, de.type, s.inRec.data() + de.offset, de.size);
+        s.inNull[size_t(elemBase + e)] = nl[e];
+      }
+    } else {
+      for (int e = 0; e < ne; ++e) {
+        const ir::Element& de = s.in.elems[size_t(elemBase + e)];
+        memset(s.inRec.data() + de.offset, 0, size_t(de.size));
+        s.inNull[size_t(elemBase + e)] = 1;
+      }
+    }
+  };
+  Stream& a = *streams[size_t(s.srcs[0])];
+  const Rational d = q.interval;
+  if (q.program.size() == 1) {
+    copyRecord(a, n, 0);
+    return true;
+  }
+  switch (op.op) {
+    case ir::Op::STREAM_ADD: {
+      Stream& b = *streams[size_t(s.srcs[1])];
+      auto idx = [&](const Rational& ds) { return d == ds ? n : ir::floorOf(Rational(n) * d / ds); };
+      copyRecord(a, idx(a.q->interval), 0);
+      copyRecord(b, idx(b.q->interval), int(a.out.elems.size()));
+      return true;
+    }
+    case ir::Op::STREAM_HASH: {
+      Stream& b = *streams[size_t(s.srcs[1])];
+      Rational z = b.q->interval / (a.q->interval + b.q->interval);
+      int64_t f0 = ir::floorOf(z * Rational(n)), f1 = ir::floorOf(z * Rational(n + 1));
+      if (f0 == f1) copyRecord(b, n - f0, 0);
+      else copyRecord(a, f0, 0);
+      return true;
+    }
+    case ir::Op::STREAM_DEHASH_DIV: {
+      Rational r = std::get<Rational>(q.program[1].v);
+      copyRecord(a, n + ir::ceilOf(Rational(n + 1) * d / r), 0);
+      return true;
+    }
+    case ir::Op::STREAM_DEHASH_MOD: {
+      Rational r = std::get<Rational>(q.program[1].v);
+      copyRecord(a, n + ir::floorOf(Rational(n) * d / r), 0);
+      return true;
+    }
+    case ir::Op::STREAM_SUBTRACT: {
+      Rational r = std::get<Rational>(op.v);
+      Rational dc = a.q->interval;
+      copyRecord(a, r == dc ? n : ir::ceilOf(Rational(n) * r / dc), 0);
+      return true;
+    }
+    case ir::Op::STREAM_TIMEMOVE: copyRecord(a, n - std::get<int32_t>(op.v), 0); return true;
+    case ir::Op::STREAM_AGSE: {
+      auto [k, w] = std::get<std::pair<int32_t, int32_t>>(op.v);
+      const int64_t F = int64_t(a.out.elems.size()), W = std::abs(w);
+      for (int64_t i = 0; i < W; ++i) {
+        // Field 0 is the newest element for w > 0, the oldest for w < 0.
+        int64_t pos = w > 0 ? n * k - i : n * k - (W - 1) + i;
+        int64_t rec = pos >= 0 ? pos / F : -((-pos + F - 1) / F);
+        int64_t el = pos - rec * F;
+        const ir::Element& de = s.in.elems[size_t(i)];
+        const uint8_t *dd, *nl;
+        if (a.hist.get(rec, dd, nl)) {
+          const ir::Element& se = a.out.elems[size_t(el)];
+          convertElem(se.type, dd + se.offset, se.size, de.type, s.inRec.data() + de.offset, de.size);
+          s.inNull[size_t(i)] = nl[el];
+        } else {
+          memset(s.inRec.data() + de.offset, 0, size_t(de.size));
+          s.inNull[size_t(i)] = 1;
+        }
+      }
+      return true;
+    }
+    case ir::Op::STREAM_AVG:
+    case ir::Op::STREAM_MIN:
+    case ir::Op::STREAM_MAX:
+    case ir::Op::STREAM_SUM: {
+      const ir::Element& de = s.in.elems[0];
+      const uint8_t *dd, *nl;
+      bool have = a.hist.get(n, dd, nl);
+      int present = 0;
+      vm::val::Rat racc{0, 1};
+      double dacc = 0;
+      float facc = 0;
+      const ir::Op o = op.op;
+      for (size_t e = 0; have && e < a.out.elems.size(); ++e) {
+        if (nl[e]) continue;
+        const ir::Element& se = a.out.elems[e];
+        if (de.type == Type::RATIONAL) {
+          uint8_t tmp[8];
+          convertElem(se.type, dd + se.offset, se.size, Type::RATIONAL, tmp, 8);
+          vm::val::Rat v;
+          memcpy(&v.num, tmp, 4);
+          memcpy(&v.den, tmp + 4, 4);
+          if (present == 0 && (o == ir::Op::STREAM_MIN || o == ir::Op::STREAM_MAX)) racc = v;
+          else if (o == ir::Op::STREAM_MIN) racc = vm::val::ratCmp(v, racc) < 0 ? v : racc;
+          else if (o == ir::Op::STREAM_MAX) racc = vm::val::ratCmp(v, racc) > 0 ? v : racc;
+          else racc = vm::val::ratAdd(racc, v);
+        } else if (de.type == Type::FLOAT) {
+          float v;
+          uint8_t tmp[4];
+          convertElem(se.type, dd + se.offset, se.size, Type::FLOAT, tmp, 4);
+          memcpy(&v, tmp, 4);
+          if (present == 0 && (o == ir::Op::STREAM_MIN || o == ir::Op::STREAM_MAX)) facc = v;
+          else if (o == ir::Op::STREAM_MIN) facc = std::min(facc, v);
+          else if (o == ir::Op::STREAM_MAX) facc = std::max(facc, v);
+          else facc += v;
+        } else {
+          double v;
+          uint8_t tmp[8];
+          convertElem(se.type, dd + se.offset, se.size, Type::DOUBLE, tmp, 8);
+          memcpy(&v, tmp, 8);
+          if (present == 0 && (o == ir::Op::STREAM_MIN || o == ir::Op::STREAM_MAX)) dacc = v;
+          else if (o == ir::Op::STREAM_MIN) dacc = std::min(dacc, v);
+          else if (o == ir::Op::STREAM_MAX) dacc = std::max(dacc, v);
+          else dacc += v;
+        }
+        ++present;
+      }
+      memset(s.inRec.data(), 0, size_t(de.size));
+      if (present == 0) {
+        s.inNull[0] = 1;
+        return true;
+      }
+      s.inNull[0] = 0;
+      if (o == ir::Op::STREAM_AVG) {
+        if (de.type == Type::RATIONAL) racc = vm::val::ratDiv(racc, vm::val::Rat{present, 1});
+        else if (de.type == Type::FLOAT) facc = facc / float(present);
+        else dacc = dacc / double(present);
+      }
+      if (de.type == Type::RATIONAL) {
+        memcpy(s.inRec.data(), &racc.num, 4);
+        memcpy(s.inRec.data() + 4, &racc.den, 4);
+      } else if (de.type == Type::FLOAT) {
+        memcpy(s.inRec.data(), &facc, 4);
+      } else {
+        memcpy(s.inRec.data(), &dacc, 8);
+      }
+      return true;
+    }
+    default: s.error = std::string("unsupported operator ") + ir::opName(op.op); return false;
+  }
+}
+
+void Engine::Impl::emit(Stream& s, int64_t n) {
+  (void)n;
+  s.hist.push(s.outRec.data(), s.outNull.data());
+  // NULL bitmap of the .meta index: one bit per descriptor entry.
+  std::fill(s.bitmap.begin(), s.bitmap.end(), 0);
+  for (size_t e = 0; e < s.out.elems.size(); ++e)
+    if (s.outNull[e]) {
+      int f = s.out.elems[e].field;
+      s.bitmap[size_t(f / 8)] |= uint8_t(1u << (f % 8));
+    }
+  s.store->append(s.outRec.data());
+  s.meta->append(s.bitmap);
+}
+
+void Engine::Impl::compute(Stream& s) {
+  ++s.due;
+  const int64_t n = s.due - 1 - s.q->tail;
+  if (n < s.q->origin) return;  // silent slot: no record exists yet
+  if (!buildInput(s, n)) return;
+  vm::RecordIn in{s.inRec.data(), s.inNull.data()};
+  vm::RecordOut out{s.outRec.data(), s.outNull.data()};
+  if (!s.machine.run(s.prog, s.in, in, s.out, out)) {
+    s.error = s.machine.error();
+    return;
+  }
+  try {
+    emit(s, n);
+  } catch (const std::exception& e) {
+    s.error = e.what();
+  }
+}
+
+// ================================================================ Engine
+Engine::Engine(const ir::Plan& plan, Options opt) : impl_(std::make_unique<Impl>()) {
+  impl_->plan = plan;
+  impl_->opt = opt;
+}
+
+Engine::~Engine() {
+  if (impl_ && !impl_->finished) {
+    try {
+      finish();
+    } catch (...) {
+    }
+  }
+}
+
+void Engine::prepare() { impl_->prepare(); }
+
+int64_t Engine::run(const std::atomic<bool>& stop) {
+  Impl& m = *impl_;
+  const auto anchor = std::chrono::steady_clock::now();
+  int64_t slots = 0;
+  // Declared sources keep their current record in outRec: push record 0.
+  for (auto* s : m.declared) s->hist.push(s->outRec.data(), s->outNull.data());
+  while (!stop.load(std::memory_order_relaxed)) {
+    if (m.opt.limit > 0 && slots >= m.opt.limit - 1) break;
+    // Next grid point: the smallest multiple among the distinct intervals.
+    int64_t t = INT64_MAX;
+    for (size_t i = 0; i < m.ticks.size(); ++i) t = std::min(t, m.ticks[i] * m.counters[i]);
+    for (size_t i = 0; i < m.ticks.size(); ++i)
+      if (m.ticks[i] * m.counters[i] == t) ++m.counters[i];
+    if (!m.opt.noClock) {
+      auto deadline = anchor + std::chrono::nanoseconds(int64_t(__int128(t) * 1000000000 / m.ticksPerSecond));
+      std::this_thread::sleep_until(deadline);
+    }
+    for (auto* s : m.computed) s->dueNow = t % s->tick == 0;
+    // Pass 1: computed streams, producers before consumers.
+    if (m.graph) {
+      m.start->try_put(tbb::flow::continue_msg());
+      m.graph->wait_for_all();
+    } else {
+      for (auto* s : m.computed)
+        if (s->dueNow) m.compute(*s);
+    }
+    for (auto* s : m.computed)
+      if (!s->error.empty()) throw EngineError("stream " + s->q->id + ": " + s->error);
+    // Pass 2: due sources read their next record.
+    bool exhausted = false;
+    for (auto* s : m.declared) {
+      if (t % s->tick != 0) continue;
+      s->source->next(s->outRec.data(), s->outNull.data());
+      s->hist.push(s->outRec.data(), s->outNull.data());
+      exhausted = exhausted || s->source->exhausted();
+    }
+    ++slots;
+    if (m.opt.untilEof && exhausted) break;
+  }
+  return slots;
+}
+
+void Engine::finish() {
+  Impl& m = *impl_;
+  if (m.finished) return;
+  m.finished = true;
+  m.nodes.clear();
+  m.start.reset();
+  m.graph.reset();
+  for (auto& s : m.streams) {
+    s->meta.reset();
+    if (s->store) s->store->close(m.rotation);
+  }
+  if (m.rotation >= 0) {
+    std::ofstream out(m.rotationFile, std::ios::trunc);
+    out << (m.rotation + 1);
+  }
+}
+
+}  // namespace engine
