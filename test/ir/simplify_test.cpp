@@ -1,0 +1,128 @@
+// simplifyFieldExpressions: constant folding, reassociation of exact constant
+// tails and neutral elements (compiler.md §5.9, examples at its end).
+#include "../unit_helpers.hpp"
+
+namespace {
+
+// s[0] = x INTEGER, s[1] = y BYTE, s[2] = f FLOAT.
+const char* kSrc = "DECLARE x INTEGER, y BYTE, f FLOAT STREAM s, 1 FILE 's.dat'\n";
+
+std::string simplified(const std::string& e, ir::Options opt = ir::defaultOptions()) {
+  ir::Plan p = testing::compileText(std::string(kSrc) + "SELECT " + e + " STREAM o FROM s\n", opt);
+  return ut::field(p, "o", 0);
+}
+
+std::string unsimplified(const std::string& e) {
+  ir::Options o = ir::defaultOptions();
+  o.simplifyExpressions = false;
+  return simplified(e, o);
+}
+
+}  // namespace
+
+TEST_CASE("neutral elements over an INTEGER field: x+0 -> x", "[simplify]") {
+  CHECK(simplified("s[0]+0") == "PUSH_ID(o[0])");
+  CHECK(simplified("s[0]-0") == "PUSH_ID(o[0])");
+  CHECK(simplified("s[0]*1") == "PUSH_ID(o[0])");
+  CHECK(simplified("s[0]/1") == "PUSH_ID(o[0])");
+  CHECK(simplified("0+s[0]") == "PUSH_ID(o[0])");
+  CHECK(simplified("1*s[0]") == "PUSH_ID(o[0])");
+}
+
+TEST_CASE("x+0 over a BYTE field stays (0 is INTEGER)", "[simplify]") {
+  CHECK(simplified("s[1]+0") == "PUSH_ID(o[1]) PUSH_VAL(0) ADD");
+}
+
+TEST_CASE("constant tails reassociate: x+1+2, 2*x*3, x-1-2", "[simplify]") {
+  CHECK(simplified("s[0]+1+2") == "PUSH_ID(o[0]) PUSH_VAL(3) ADD");
+  CHECK(simplified("2*s[0]*3") == "PUSH_VAL(6) PUSH_ID(o[0]) MULTIPLY");
+  CHECK(simplified("s[0]-1-2") == "PUSH_ID(o[0]) PUSH_VAL(3) SUBTRACT");
+  CHECK(simplified("s[0]+1+1+1") == "PUSH_ID(o[0]) PUSH_VAL(3) ADD");
+  CHECK(simplified("1+s[0]+2") == "PUSH_VAL(3) PUSH_ID(o[0]) ADD");
+  CHECK(simplified("s[0]*2*5") == "PUSH_ID(o[0]) PUSH_VAL(10) MULTIPLY");
+  // x-1+2 parses as x-(1+2).
+  CHECK(simplified("s[0]-1+2") == "PUSH_ID(o[0]) PUSH_VAL(3) SUBTRACT");
+}
+
+TEST_CASE("constant expressions fold: Sqrt(4), 10-2+3", "[simplify]") {
+  CHECK(simplified("Sqrt(4)") == "PUSH_VAL(2)");
+  CHECK(simplified("10-2+3") == "PUSH_VAL(5)");  // 10-(2+3)
+  CHECK(simplified("2*3") == "PUSH_VAL(6)");
+  CHECK(simplified("7/2") == "PUSH_VAL(3)");
+  CHECK(simplified("-7/2") == "PUSH_VAL(-3)");
+  CHECK(simplified("to_integer(2.7)") == "PUSH_VAL(2)");
+  CHECK(simplified("'a'+1") == "PUSH_VAL(a1)");
+  CHECK(simplified("1+2.5") == "PUSH_VAL(3.5)");
+}
+
+TEST_CASE("cases that stay unchanged", "[simplify]") {
+  CHECK(simplified("(s[0]+1)*2+1") == "PUSH_ID(o[0]) PUSH_VAL(1) ADD PUSH_VAL(2) MULTIPLY PUSH_VAL(1) ADD");
+  CHECK(simplified("s[0]/2/5") == "PUSH_ID(o[0]) PUSH_VAL(2) DIVIDE PUSH_VAL(5) DIVIDE");
+  CHECK(simplified("s[0]*0") == "PUSH_ID(o[0]) PUSH_VAL(0) MULTIPLY");
+  CHECK(simplified("s[2]+1+2") == "PUSH_ID(o[2]) PUSH_VAL(1) ADD PUSH_VAL(2) ADD");
+  CHECK(simplified("s[2]*1") == "PUSH_ID(o[2]) PUSH_VAL(1) MULTIPLY");
+  CHECK(simplified("7/0") == "PUSH_VAL(7) PUSH_VAL(0) DIVIDE");  // NULL is never folded in
+  CHECK(simplified("s[0]*s[0]") == "PUSH_ID(o[0]) PUSH_ID(o[0]) MULTIPLY");
+  CHECK(simplified("s[0]") == "PUSH_ID(o[0])");
+}
+
+TEST_CASE("each changed example differs from the unsimplified program", "[simplify]") {
+  CHECK(unsimplified("s[0]+0") == "PUSH_ID(o[0]) PUSH_VAL(0) ADD");
+  CHECK(unsimplified("s[0]+1+2") == "PUSH_ID(o[0]) PUSH_VAL(1) ADD PUSH_VAL(2) ADD");
+  CHECK(unsimplified("2*s[0]*3") == "PUSH_VAL(2) PUSH_ID(o[0]) MULTIPLY PUSH_VAL(3) MULTIPLY");
+  CHECK(unsimplified("s[0]-1-2") == "PUSH_ID(o[0]) PUSH_VAL(1) SUBTRACT PUSH_VAL(2) SUBTRACT");
+  CHECK(unsimplified("Sqrt(4)") == "PUSH_VAL(4) CALL(Sqrt)");
+  CHECK(unsimplified("10-2+3") == "PUSH_VAL(10) PUSH_VAL(2) PUSH_VAL(3) ADD SUBTRACT");
+  for (const char* e : {"(s[0]+1)*2+1", "s[0]/2/5", "s[0]*0", "s[2]+1+2"}) {
+    INFO(e);
+    CHECK(simplified(e) == unsimplified(e));
+  }
+}
+
+TEST_CASE("simplification never changes the field's type", "[simplify]") {
+  ir::Plan p = testing::compileText(std::string(kSrc) +
+                                    "SELECT s[0]+0, 2*s[0]*3, Sqrt(4), 'a'+1, 1+2.5 STREAM o FROM s\n");
+  CHECK(ut::shape(p, "o", 0) == "INTEGER 4x1");
+  CHECK(ut::shape(p, "o", 1) == "INTEGER 4x1");
+  CHECK(ut::shape(p, "o", 2) == "INTEGER 4x1");
+  CHECK(ut::shape(p, "o", 3) == "STRING 1x1");
+  CHECK(ut::shape(p, "o", 4) == "FLOAT 4x1");
+}
+
+TEST_CASE("rule conditions are simplified but keep source-relative references", "[simplify][rules]") {
+  ir::Plan p = testing::compileText(std::string(kSrc) +
+                                    "SELECT s[0] STREAM o FROM s\n"
+                                    "RULE r ON o WHEN o[0] > 1+1 DO DUMP -1 TO 1\n"
+                                    "RULE q ON o WHEN o[0]+0 = 3 DO DUMP -1 TO 1\n");
+  REQUIRE(p.get("o").rules.size() == 2);
+  CHECK(ut::str(p.get("o").rules[0].condition) == "PUSH_ID(o[0]) PUSH_VAL(2) CMP_GT");
+  CHECK(ut::str(p.get("o").rules[1].condition) == "PUSH_ID(o[0]) PUSH_VAL(3) CMP_EQUAL");
+}
+
+TEST_CASE("the evaluator used for folding", "[simplify][eval]") {
+  using ir::Op;
+  using ir::Token;
+  auto v = ir::passes::evalConstant({Token(Op::PUSH_VAL, int32_t(6)), Token(Op::PUSH_VAL, int32_t(4)), Token(Op::SUBTRACT)});
+  REQUIRE(v.has_value());
+  CHECK(std::get<int32_t>(*v) == 2);
+  CHECK_FALSE(ir::passes::evalConstant({Token(Op::PUSH_VAL, int32_t(1)), Token(Op::PUSH_VAL, int32_t(0)),
+                                        Token(Op::DIVIDE)})
+                  .has_value());
+  auto b = ir::passes::evalConstant({Token(Op::PUSH_VAL, uint8_t(200)), Token(Op::PUSH_VAL, uint8_t(100)), Token(Op::ADD)});
+  REQUIRE(b.has_value());
+  CHECK(ir::valueType(*b) == ir::Type::INTEGER);  // BYTE op BYTE computes in INTEGER
+  CHECK(std::get<int32_t>(*b) == 300);
+}
+
+TEST_CASE("an own-name reference takes the type of the query's output field (§5.9 leaf rule)",
+          "[simplify][!mayfail]") {
+  // compiler.md §5.9: "PUSH_ID(q, i) (the query's own name) takes the type of q's *output* field i".
+  // Here o_0 = o[0]+0 over a BYTE source is inferred INTEGER, so the INTEGER 0 is neutral and the
+  // field becomes a plain read. A read through the source's name (s[0]+0) sees the BYTE field and stays.
+  ir::Plan p = testing::compileText(
+      "DECLARE y BYTE STREAM s, 1 FILE 's.dat'\n"
+      "SELECT o[0]+0, s[0]+0 STREAM o FROM s\n");
+  CHECK(ut::shape(p, "o", 0) == "INTEGER 4x1");
+  CHECK(ut::field(p, "o", 1) == "PUSH_ID(o[0]) PUSH_VAL(0) ADD");
+  CHECK(ut::field(p, "o", 0) == "PUSH_ID(o[0])");
+}
