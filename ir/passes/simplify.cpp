@@ -112,7 +112,8 @@ struct Simplifier {
   mutable std::map<std::string, std::vector<Field>> flat;  // flattened schemas, built once per stream
 
   std::optional<Type> idType(const IdxPair& ref) const {
-    const std::vector<Field>* rec = &input;
+    // The stream's own name takes the type of its output field i (compatible rule).
+    const std::vector<Field>* rec = &q.schema;
     if (ref.first != q.id) {
       auto it = flat.find(ref.first);
       if (it == flat.end()) {

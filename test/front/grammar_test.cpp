@@ -77,6 +77,12 @@ TEST_CASE("negative literals", "[grammar][literals]") {
   CHECK(expr("s[0]*-2") == "PUSH_ID2(s[0]) PUSH_VAL(-2) MULTIPLY");
   CHECK(expr("-2.5") == "PUSH_VAL(-2.5)");
   CHECK(expr("-2147483648") == "PUSH_VAL(-2147483648)");
+  // A binary minus stays binary.
+  CHECK(expr("s[0]-5") == "PUSH_ID2(s[0]) PUSH_VAL(5) SUBTRACT");
+  CHECK(expr("2-3") == "PUSH_VAL(2) PUSH_VAL(3) SUBTRACT");
+  CHECK(expr("s[0]--5") == "PUSH_ID2(s[0]) PUSH_VAL(-5) SUBTRACT");
+  CHECK(expr("-5+s[0]") == "PUSH_VAL(-5) PUSH_ID2(s[0]) ADD");
+  CHECK(expr("-2*3") == "PUSH_VAL(-2) PUSH_VAL(3) MULTIPLY");
   auto qs = parse(std::string(kDecl) + "SELECT -5, -2.5, 7, 0.5 STREAM t FROM s\n");
   const auto& t = stmt(qs, "t");
   CHECK(std::holds_alternative<int32_t>(t.schema[0].program[0].v));

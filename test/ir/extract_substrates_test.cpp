@@ -215,3 +215,12 @@ TEST_CASE("snapshotNamedSourceRefs records the streams the user named", "[substr
   CHECK(p.get("u").userRefs == std::set<std::string>{"s"});
   CHECK(p.get("v").userRefs == std::set<std::string>{"r"});
 }
+
+TEST_CASE("name uniqueness: a user stream named like a different substrate is an error", "[substrates][unique]") {
+  std::string err = ut::compileError<ir::CompileError>(
+      "DECLARE x INTEGER STREAM a, 1 FILE 'x'\nDECLARE x INTEGER STREAM b, 1 FILE 'x'\n"
+      "DECLARE x INTEGER STREAM c, 1 FILE 'x'\n"
+      "SELECT * STREAM STREAM_ADD_a_b FROM a+c\n"
+      "SELECT * STREAM q FROM (a+b)>1\n");
+  CHECK(err.find("Substrate name 'STREAM_ADD_a_b' denotes two different programs") != std::string::npos);
+}

@@ -150,3 +150,13 @@ TEST_CASE("the pass directly reports whether it rewrote anything", "[factor]") {
   CHECK(ut::from(u, "unmatched") ==
         "PUSH_STREAM(STREAM_TIMEMOVE_1_A) PUSH_STREAM(STREAM_TIMEMOVE_1_B) STREAM_HASH");
 }
+
+TEST_CASE("the exposed A#B substrate is then absorbed by an equal user stream", "[factor][dedup]") {
+  ir::Plan p = testing::compileText(std::string(kAB) +
+                                    "SELECT * STREAM matched FROM (A>2)#(B>1)\n"
+                                    "SELECT * STREAM h FROM A#B\n");
+  CHECK_FALSE(testing::has(p, "STREAM_HASH_A_B"));
+  CHECK(ut::from(p, "matched") == "PUSH_STREAM(h) STREAM_TIMEMOVE(3)");
+  CHECK(ut::countPrefix(p, "STREAM_") == 0);
+  CHECK(p.get("matched").origin == 3);
+}

@@ -226,7 +226,7 @@ TEST_CASE("shapes settle regardless of statement order (fixed point)", "[shapes]
   CHECK(shape(p, "d") == "INTEGER 4x1");
 }
 
-TEST_CASE("NOT and comparisons-free logic keep the argument shape", "[shapes]") {
+TEST_CASE("NOT and math functions keep the argument type", "[shapes]") {
   CHECK(shapeOf("NOT s[0]") == "BYTE 1x1");
   CHECK(shapeOf("NOT s[2]") == "FLOAT 4x1");
   CHECK(shapeOf("tan(s[1])") == "INTEGER 4x1");

@@ -233,3 +233,38 @@ TEST_CASE("hash tails above a period of 100000 use the closed form", "[tails][ha
   // ΔA/ΔB = 3/100000: period 100003; ΔB/ΔA = 100000/3, own = ⌊(3 + 100000 − 2)/3⌋ + 1.
   CHECK(hashTail("1/100000", "1/3") == 33334);
 }
+
+TEST_CASE("AGSE seed usage patterns: intervals, origins and tails", "[origins][tails][agse][seed]") {
+  ir::Plan p = testing::compileText(decl("A", "1", "x INTEGER, y INTEGER") +
+                                    "SELECT * STREAM s1 FROM A@(1,1)\n"
+                                    "SELECT * STREAM s2 FROM A@(4,4)\n"
+                                    "SELECT * STREAM s3 FROM A@(1,5)\n"
+                                    "SELECT * STREAM s4 FROM A@(5,1)\n"
+                                    "SELECT * STREAM s5 FROM (s1>1)@(2,-2)\n");
+  // serialization: 2 fields -> 1 field, interval ÷ 2
+  CHECK(p.get("s1").interval == ir::Rational(1, 2));
+  CHECK(p.get("s1").schema.size() == 1);
+  CHECK(of(p, "s1") == TO{1, 0});
+  // tumbling window of 4 elements
+  CHECK(p.get("s2").interval == ir::Rational(2));
+  CHECK(p.get("s2").schema.size() == 4);
+  CHECK(of(p, "s2") == TO{0, 1});
+  // sliding window of 5 elements
+  CHECK(p.get("s3").interval == ir::Rational(1, 2));
+  CHECK(of(p, "s3") == TO{1, 4});
+  // sampling every fifth element
+  CHECK(p.get("s4").interval == ir::Rational(5, 2));
+  CHECK(of(p, "s4") == TO{0, 0});
+  // deserialization restores the source interval
+  CHECK(p.get("s5").interval == ir::Rational(1));
+  CHECK(p.get("s5").schema.size() == 2);
+  CHECK(of(p, "STREAM_TIMEMOVE_1_s1") == TO{0, 1});
+  CHECK(of(p, "s5") == TO{0, 1});
+}
+
+TEST_CASE("AGSE over AGSE: the inner window's flat width drives the outer origin", "[origins][tails][agse]") {
+  ir::Plan p = testing::compileText(decl("core", "1", "b BYTE") + "SELECT * STREAM n FROM (core@(1,3))@(1,2)\n");
+  CHECK(of(p, "STREAM_AGSE_1_3_core") == TO{0, 2});
+  CHECK(p.get("n").interval == ir::Rational(1, 3));
+  CHECK(of(p, "n") == TO{2, 7});  // origin ⌈(2·3 + 2 − 1)/1⌉, tail ⌈(1+0)·3/1⌉ − 1
+}

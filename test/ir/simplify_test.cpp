@@ -115,7 +115,7 @@ TEST_CASE("the evaluator used for folding", "[simplify][eval]") {
 }
 
 TEST_CASE("an own-name reference takes the type of the query's output field (§5.9 leaf rule)",
-          "[simplify][!mayfail]") {
+          "[simplify]") {
   // compiler.md §5.9: "PUSH_ID(q, i) (the query's own name) takes the type of q's *output* field i".
   // Here o_0 = o[0]+0 over a BYTE source is inferred INTEGER, so the INTEGER 0 is neutral and the
   // field becomes a plain read. A read through the source's name (s[0]+0) sees the BYTE field and stays.

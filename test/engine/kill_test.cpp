@@ -1,0 +1,62 @@
+// A run killed with SIGKILL at any moment leaves artifacts that reopen with
+// whole records only, and a .meta index of whole entries.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "run_support.hpp"
+#include "storage/store.hpp"
+
+TEST_CASE("SIGKILL mid-run leaves whole records", "[engine][kill]") {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 6; ++round) {
+    testing::RunDir d;
+    d.write("s.txt", testing::sequence(1, 1000));
+    d.write("query.rql",
+            "STORAGE '.'\n"
+            "DECLARE a INTEGER, b INTEGER STREAM src, 1/1000 TEXTFILE 's.txt'\n"
+            "SELECT src[0], src[1], to_double(src[0]) / 3, 'row' STREAM wide FROM src\n"
+            "SELECT * STREAM win FROM src@(1,16)\n");
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      if (chdir(d.dir.c_str()) != 0) _exit(127);
+      freopen("/dev/null", "w", stdout);
+      execl(RDB_XRETRACTOR, RDB_XRETRACTOR, "query.rql", "--no-clock", (char*)nullptr);
+      _exit(127);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 150));
+    kill(pid, SIGKILL);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    REQUIRE(WIFSIGNALED(st));
+    for (std::string name : {"wide", "win"}) {
+      std::string path = (d.dir / name).string();
+      const auto desc = storage::Descriptor::load(path + ".desc");
+      const int rec = desc.recordSize();
+      struct stat before {};
+      REQUIRE(stat(path.c_str(), &before) == 0);
+      auto store = storage::openStore("DEFAULT", path, rec, {0, 0}, 0);
+      struct stat after {};
+      REQUIRE(stat(path.c_str(), &after) == 0);
+      CHECK(after.st_size % rec == 0);
+      CHECK(store->count() == uint64_t(after.st_size / rec));
+      CHECK(before.st_size - after.st_size < rec);
+      if (store->count() > 0) {
+        std::vector<uint8_t> buf(static_cast<size_t>(rec));
+        CHECK(store->read(store->count() - 1, buf.data()));
+      }
+      storage::MetaIndex meta(path + ".meta", int(desc.entries.size()), true);
+      struct stat ms {};
+      REQUIRE(stat((path + ".meta").c_str(), &ms) == 0);
+      CHECK((ms.st_size - 8) % meta.entrySize() == 0);
+      CHECK(meta.records() <= store->count() + 1);
+    }
+  }
+}
