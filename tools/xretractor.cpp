@@ -16,6 +16,7 @@
 
 #include "build_config.h"
 #include "engine/engine.hpp"
+#include "tools/config.hpp"
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
 #include "ir/dump.hpp"
@@ -156,6 +157,7 @@ int compileMode(int argc, char** argv) {
 
 
 std::atomic<bool> gStop{false};
+tools::Config gConfig;
 void onSignal(int) { gStop.store(true); }
 
 // The instance lock: ${TMPDIR:-/tmp}/<program>_service.lock holding "PID: <pid>".
@@ -226,6 +228,12 @@ int runMode(int argc, char** argv) {
   }
   ir::Plan plan;
   if (int rc = compileFile(argv[0], queryFile, ir::defaultOptions(), plan)) return rc;
+  if (!plan.find(":STORAGE") && !gConfig.storageDir.empty()) {
+    ir::Query st;
+    st.id = ":STORAGE";
+    st.filename = gConfig.storageDir;
+    plan.queries.insert(plan.queries.begin(), st);
+  }
   if (verbose) fmt::print("{}", ir::dumpPlan(plan));
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
@@ -264,14 +272,25 @@ int main(int argc, char** argv) {
     if (n && argv[i][n - 1] == '\r') argv[i][n - 1] = 0;
   }
   bool compile = false, buildInfo = false;
+  std::optional<std::string> configFile;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-c" || a == "--onlycompile") compile = true;
     if (a == "-b" || a == "--build-info") buildInfo = true;
+    if ((a == "-g" || a == "--config") && i + 1 < argc) configFile = argv[i + 1];
+    if (a.rfind("--config=", 0) == 0) configFile = a.substr(9);
   }
   if (buildInfo) {
     printBuildInfo();
     return 0;
+  }
+  // The configuration is checked before anything else, --help included.
+  try {
+    gConfig = tools::loadConfig(configFile);
+    if (!compile) tools::validateStorageDir(gConfig);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}\n", e.what());
+    return 4;
   }
   if (compile) return compileMode(argc, argv);
   for (int i = 1; i < argc; ++i) {

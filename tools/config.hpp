@@ -1,0 +1,28 @@
+// Layered TOML configuration shared by the programs (toml++).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace tools {
+
+struct Config {
+  std::string storageDir;  // storage.dir, normalised with a trailing '/'; empty = unset
+  int queueBufferSeconds = 10;
+  int minQueueElements = 100;
+  int clientResponseMaxFails = 300;
+  int serverStartupWaitS = 30;
+  int serverStartupPollMs = 100;
+  int queryNoDataTimeoutMs = 10000;
+  std::string lockDir;  // empty = the temp directory
+};
+
+// Loads /etc/retractor/retractor.toml, then the user's file; with `explicitFile`
+// only that file. Throws std::runtime_error with a message for the user.
+Config loadConfig(const std::optional<std::string>& explicitFile);
+
+// storage.dir must exist, be a directory and be writable.
+// Throws std::runtime_error("Configuration error: ...").
+void validateStorageDir(const Config& c);
+
+}  // namespace tools
