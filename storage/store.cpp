@@ -413,7 +413,9 @@ std::vector<uint8_t> MetaIndex::bitmapAt(uint64_t i) const {
 
 void MetaIndex::update(uint64_t i, const std::vector<uint8_t>& bitmap) {
   if (i >= records()) throw StorageError("storage: index update past the end of " + path_);
-  if (bitmapAt(i) == bitmap) return;
+  // Shadow profiles log every update of an existing record, even one that
+  // keeps the NULL pattern (the `.meta.shadow` file then exists).
+  if (!shadowAware_ && bitmapAt(i) == bitmap) return;
   if (shadowAware_) {
     shadow_.push_back({i, bitmap});
     if (persistent_) {
@@ -448,6 +450,31 @@ void MetaIndex::reset() {
   shadow_.clear();
   std::remove((path_ + ".shadow").c_str());
   rewriteAll();
+}
+
+// ================================================================ raw view
+MetaFileView readMetaFile(const std::string& path, int bits) {
+  MetaFileView v;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return v;
+  v.exists = true;
+  v.size = uint64_t(fileSize(fd));
+  if (v.size >= 8) preadAll(fd, &v.created, 8, 0);
+  const uint64_t E = uint64_t(metaEntrySize(bits));
+  std::vector<uint8_t> buf(E);
+  uint64_t at = 8;
+  for (; v.size >= 8 && at + E <= v.size; at += E) {
+    if (!preadAll(fd, buf.data(), E, off_t(at))) break;
+    MetaFileEntry e;
+    e.gap = buf[0] != 0;
+    memcpy(&e.count, &buf[1], 8);
+    memcpy(&e.bitCount, &buf[9], 8);
+    e.bitmap.assign(buf.begin() + 17, buf.end());
+    v.entries.push_back(std::move(e));
+  }
+  if (v.size > at) v.trailing = v.size - at;
+  ::close(fd);
+  return v;
 }
 
 }  // namespace storage

@@ -74,4 +74,27 @@ class MetaIndex {
   int fd_ = -1;
 };
 
+// ---------------------------------------------------------------- raw .meta view
+// The entries of a `.meta` file exactly as they are on disk (inspection tools).
+struct MetaFileEntry {
+  bool gap = false;
+  uint64_t count = 0;     // records in the run, or the gap length
+  uint64_t bitCount = 0;  // N as stored in the entry
+  std::vector<uint8_t> bitmap;
+  bool isNull(size_t i) const { return i / 8 < bitmap.size() && (bitmap[i / 8] >> (i % 8) & 1); }
+};
+
+struct MetaFileView {
+  bool exists = false;
+  uint64_t size = 0;     // file size in bytes
+  int64_t created = 0;   // header
+  std::vector<MetaFileEntry> entries;  // whole entries after the header
+  uint64_t trailing = 0;               // bytes of a partial entry at the end
+};
+
+// Entry size for an index over `bits` descriptor entries: 17 + ceil(bits/8).
+inline int metaEntrySize(int bits) { return 17 + (bits + 7) / 8; }
+// Reads a `.meta` file; a missing or unreadable file gives exists = false.
+MetaFileView readMetaFile(const std::string& path, int bits);
+
 }  // namespace storage
