@@ -65,7 +65,11 @@ struct History {
 };
 
 // Converts one element value between types (interleave promotion, windows).
-void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* d, int dsize) {
+inline void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* d, int dsize) {
+  if (st == dt && ssize == dsize) {
+    memcpy(d, s, size_t(dsize));
+    return;
+  }
   if (st == dt) {
     int n = std::min(ssize, dsize);
     memcpy(d, s, size_t(n));
@@ -384,6 +388,18 @@ void Engine::Impl::buildGraph() {
 }
 
 // ---------------------------------------------------------------- operators
+// Whether `src`'s record lies unchanged at element `base` of `in`.
+static bool sameShape(const ir::Layout& src, const ir::Layout& in, int base) {
+  if (size_t(base) + src.elems.size() > in.elems.size()) return false;
+  const int off0 = in.elems[size_t(base)].offset;
+  for (size_t e = 0; e < src.elems.size(); ++e) {
+    const ir::Element& a = src.elems[e];
+    const ir::Element& b = in.elems[size_t(base) + e];
+    if (a.type != b.type || a.size != b.size || a.offset != b.offset - off0) return false;
+  }
+  return true;
+}
+
 // Fills s.inRec/inNull with the input record of logical index n. A record a
 // producer does not hold reads as all-NULL.
 bool Engine::Impl::buildInput(Stream& s, int64_t n) {
@@ -392,7 +408,11 @@ bool Engine::Impl::buildInput(Stream& s, int64_t n) {
   auto copyRecord = [&](Stream& src, int64_t idx, int elemBase) {
     const uint8_t *d, *nl;
     const int ne = int(src.out.elems.size());
-    if (src.hist.get(idx, d, nl)) {
+    if (src.hist.get(idx, d, nl) && sameShape(src.out, s.in, elemBase)) {
+      // Same element types and sizes: one copy of the bytes and the flags.
+      memcpy(s.inRec.data() + s.in.elems[size_t(elemBase)].offset, d, size_t(src.out.recordSize));
+      memcpy(s.inNull.data() + elemBase, nl, size_t(ne));
+    } else if (src.hist.get(idx, d, nl)) {
       for (int e = 0; e < ne; ++e) {
         const ir::Element& se = src.out.elems[size_t(e)];
         const ir::Element& de = s.in.elems[size_t(elemBase + e)];
@@ -483,11 +503,18 @@ bool Engine::Impl::buildInput(Stream& s, int64_t n) {
         if (nl[e]) continue;
         const ir::Element& se = a.out.elems[e];
         if (de.type == Type::RATIONAL) {
-          uint8_t tmp[8];
-          convertElem(se.type, dd + se.offset, se.size, Type::RATIONAL, tmp, 8);
           vm::val::Rat v;
-          memcpy(&v.num, tmp, 4);
-          memcpy(&v.den, tmp + 4, 4);
+          if (se.type == Type::RATIONAL) {
+            memcpy(&v, dd + se.offset, 8);
+          } else if (se.type == Type::INTEGER) {
+            memcpy(&v.num, dd + se.offset, 4);
+            v.den = 1;
+          } else {
+            uint8_t tmp[8];
+            convertElem(se.type, dd + se.offset, se.size, Type::RATIONAL, tmp, 8);
+            memcpy(&v.num, tmp, 4);
+            memcpy(&v.den, tmp + 4, 4);
+          }
           if (present == 0 && (o == ir::Op::STREAM_MIN || o == ir::Op::STREAM_MAX)) racc = v;
           else if (o == ir::Op::STREAM_MIN) racc = vm::val::ratCmp(v, racc) < 0 ? v : racc;
           else if (o == ir::Op::STREAM_MAX) racc = vm::val::ratCmp(v, racc) > 0 ? v : racc;
@@ -615,6 +642,14 @@ int64_t Engine::run(const std::atomic<bool>& stop) {
     }
     for (auto* s : m.computed)
       if (!s->error.empty()) throw EngineError("stream " + s->q->id + ": " + s->error);
+    if (!m.opt.noClock) {
+      // Clocked runs keep artifacts current slot by slot; offline runs batch writes.
+      for (auto* s : m.computed)
+        if (s->dueNow) {
+          s->store->flush();
+          s->meta->flush();
+        }
+    }
     // Pass 2: due sources read their next record.
     bool exhausted = false;
     for (auto* s : m.declared) {

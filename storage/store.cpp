@@ -69,7 +69,8 @@ class FileStore : public Store {
       if (ftruncate(fd_, sz - sz % rec_) != 0) throw StorageError("storage: cannot repair " + path_);
       sz -= sz % rec_;
     }
-    count_ = uint64_t(sz / rec_);
+    count_ = flushed_ = uint64_t(sz / rec_);
+    wbuf_.reserve(kBuffer + size_t(rec_));
     if (shadow_) {
       sfd_ = ::open((path_ + ".shadow").c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (sfd_ < 0) throw StorageError("storage: cannot open " + path_ + ".shadow");
@@ -78,12 +79,24 @@ class FileStore : public Store {
   ~FileStore() override { close(-1); }
   uint64_t count() const override { return count_; }
   void append(const uint8_t* r) override {
-    if (::lseek(fd_, off_t(count_) * rec_, SEEK_SET) < 0) throw StorageError("storage: seek failed on " + path_);
-    writeAll(fd_, r, size_t(rec_), path_);
+    // Buffered in whole records: a killed writer still leaves whole records.
+    wbuf_.insert(wbuf_.end(), r, r + rec_);
     ++count_;
+    if (wbuf_.size() >= kBuffer) flush();
+  }
+  void flush() override {
+    if (wbuf_.empty() || fd_ < 0) return;
+    if (::lseek(fd_, off_t(flushed_) * rec_, SEEK_SET) < 0) throw StorageError("storage: seek failed on " + path_);
+    writeAll(fd_, wbuf_.data(), wbuf_.size(), path_);
+    flushed_ = count_;
+    wbuf_.clear();
   }
   bool read(uint64_t i, uint8_t* r) override {
     if (i >= count_) return false;
+    if (i >= flushed_) {
+      memcpy(r, wbuf_.data() + (i - flushed_) * uint64_t(rec_), size_t(rec_));
+      return true;
+    }
     if (shadow_) {
       // The last shadow entry for this position wins.
       off_t ss = fileSize(sfd_);
@@ -99,6 +112,7 @@ class FileStore : public Store {
   }
   void update(uint64_t i, const uint8_t* r) override {
     if (i >= count_) throw StorageError("storage: update past the end of " + path_);
+    flush();
     if (shadow_) {
       uint64_t pos = i * uint64_t(rec_);
       ::lseek(sfd_, 0, SEEK_END);
@@ -109,12 +123,15 @@ class FileStore : public Store {
     }
   }
   void purge() override {
+    wbuf_.clear();
+    flushed_ = 0;
     if (ftruncate(fd_, 0) != 0) throw StorageError("storage: cannot purge " + path_);
     if (shadow_ && ftruncate(sfd_, 0) != 0) throw StorageError("storage: cannot purge " + path_ + ".shadow");
     count_ = 0;
   }
   void close(int rotation) override {
     if (fd_ >= 0) {
+      flush();
       fsync(fd_);
       ::close(fd_);
       fd_ = -1;
@@ -134,7 +151,9 @@ class FileStore : public Store {
   int rec_;
   bool shadow_;
   int fd_ = -1, sfd_ = -1;
-  uint64_t count_ = 0;
+  uint64_t count_ = 0, flushed_ = 0;
+  static constexpr size_t kBuffer = 64 * 1024;
+  std::vector<uint8_t> wbuf_;
 };
 
 // ------------------------------------------------------------ retention
@@ -170,8 +189,12 @@ class SegmentedStore : public Store {
     for (auto& s : segments_) c += s->count();
     return c;
   }
+  void flush() override {
+    if (!segments_.empty()) segments_.back()->flush();
+  }
   void append(const uint8_t* r) override {
     if (segments_.back()->count() >= cap_) {
+      segments_.back()->flush();
       open(first_ + segments_.size());
       if (segs_ > 0 && segments_.size() > size_t(segs_)) dropOldest();
     }
@@ -348,6 +371,10 @@ MetaIndex::MetaIndex(std::string path, int bits, bool shadowAware, bool persiste
 }
 
 MetaIndex::~MetaIndex() {
+  try {
+    flush();
+  } catch (...) {
+  }
   if (fd_ >= 0) ::close(fd_);
 }
 
@@ -381,15 +408,23 @@ void MetaIndex::rewriteAll() {
   ::close(fd_);
   fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
   lastOnDisk_ = !runs_.empty();
+  dirty_ = false;
 }
 
 void MetaIndex::append(const std::vector<uint8_t>& bitmap) {
   if (!runs_.empty() && !runs_.back().gap && runs_.back().bits == bitmap) {
     ++runs_.back().count;
-  } else {
-    runs_.push_back(Run{false, 1, bitmap});
+    dirty_ = true;
+    return;
   }
+  flush();  // the finished run's final count
+  runs_.push_back(Run{false, 1, bitmap});
   flushLast();
+}
+
+void MetaIndex::flush() {
+  if (dirty_) flushLast();
+  dirty_ = false;
 }
 
 uint64_t MetaIndex::records() const {

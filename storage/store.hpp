@@ -29,6 +29,8 @@ class Store {
   // Closes the files; with rotation >= 0 data files are renamed to X.old<rotation>.
   virtual void close(int rotation) = 0;
   virtual bool shadowed() const { return false; }
+  // Writes buffered records (appends are buffered in whole records).
+  virtual void flush() {}
   virtual std::vector<std::string> files() const = 0;  // data files, for cleanup
 };
 
@@ -50,6 +52,9 @@ class MetaIndex {
   std::vector<uint8_t> bitmapAt(uint64_t i) const;
   void update(uint64_t i, const std::vector<uint8_t>& bitmap);
   void reset();
+  // Writes the current run's entry (appends of the same NULL pattern are
+  // batched; a new pattern writes the previous run first).
+  void flush();
   uint64_t records() const;
   int entrySize() const { return 17 + (bits_ + 7) / 8; }
   int bytes() const { return (bits_ + 7) / 8; }
@@ -70,6 +75,7 @@ class MetaIndex {
   int64_t created_ = 0;
   std::vector<Run> runs_;
   bool lastOnDisk_ = false;  // the last run already has an entry in the file
+  bool dirty_ = false;       // the last run's count on disk is behind
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> shadow_;
   int fd_ = -1;
 };
