@@ -263,6 +263,10 @@ void Engine::Impl::prepare() {
     }
     openArtifacts(s);
   }
+  for (auto& q : plan.queries)
+    for (auto& r : q.rules)
+      fprintf(stderr, "warning: RULE %s on %s is compiled but not executed by this version\n", r.name.c_str(),
+              q.id.c_str());
   // Zero step: every source makes its record 0 current.
   for (auto* s : declared) {
     s->source->next(s->outRec.empty() ? nullptr : s->outRec.data(), s->outNull.data());
