@@ -1,5 +1,6 @@
 #include "engine.hpp"
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -664,6 +665,10 @@ int64_t Engine::run(const std::atomic<bool>& stop) {
     }
     ++slots;
     if (m.opt.untilEof && exhausted) break;
+    if (m.opt.stopOnKey) {
+      pollfd p{0, POLLIN, 0};
+      if (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) break;
+    }
   }
   return slots;
 }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <vector>
 
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
@@ -20,6 +21,12 @@ namespace {
   std::fprintf(stderr, "\n==fuzz_compile== unexpected %s: %s\n", kind, what);
   std::fflush(stderr);
   std::abort();
+}
+
+// RQL_FUZZ_VERBOSE=1 prints the expected errors too (handy when replaying).
+void note(const char* kind, const std::exception& e) {
+  static const bool verbose = std::getenv("RQL_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "==fuzz_compile== %s: %s\n", kind, e.what());
 }
 
 }  // namespace
@@ -36,9 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     dot += ir::dumpDot(plan, all);
     // Keep the renderings observable so they are not optimised away.
     if (listing.empty() && dot.empty()) std::abort();
-  } catch (const rql::SyntaxError&) {
-  } catch (const ir::CompileError&) {
-  } catch (const ir::RefError&) {
+  } catch (const rql::SyntaxError& e) {
+    note("rql::SyntaxError", e);
+  } catch (const ir::CompileError& e) {
+    note("ir::CompileError", e);
+  } catch (const ir::RefError& e) {
+    note("ir::RefError", e);
   } catch (const ir::FatalError& e) {
     die("ir::FatalError", e.what());
   } catch (const std::exception& e) {

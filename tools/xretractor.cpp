@@ -246,10 +246,10 @@ int runMode(int argc, char** argv) {
   opt.untilEof = untilEof;
   opt.threads = threads;
   opt.verbose = verbose;
+  opt.stopOnKey = !noAnyKey && isatty(0);
   (void)interpret;  // the VM is the only executor until the JIT lands
   (void)wait;
   (void)quiet;
-  (void)noAnyKey;
   try {
     engine::Engine eng(plan, opt);
     eng.prepare();

@@ -19,17 +19,68 @@ struct Rat {
   int32_t num = 0, den = 1;
 };
 
+// Exact rationals over 32-bit ints, with the algorithms of boost::rational<int>
+// (cross-cancelling gcds first); a result that still does not fit wraps
+// silently, as it does there.
+inline int32_t gcd32(int32_t a, int32_t b) {
+  uint32_t x = a < 0 ? 0u - uint32_t(a) : uint32_t(a), y = b < 0 ? 0u - uint32_t(b) : uint32_t(b);
+  while (y) {
+    uint32_t t = x % y;
+    x = y;
+    y = t;
+  }
+  return int32_t(x);
+}
+inline int32_t wmul(int32_t a, int32_t b) { return int32_t(uint32_t(a) * uint32_t(b)); }
+inline int32_t wadd(int32_t a, int32_t b) { return int32_t(uint32_t(a) + uint32_t(b)); }
+inline int32_t wsub(int32_t a, int32_t b) { return int32_t(uint32_t(a) - uint32_t(b)); }
+
 inline Rat ratNorm(int64_t n, int64_t d) {
   if (d < 0) n = -n, d = -d;
   int64_t g = std::gcd(n < 0 ? -n : n, d);
   if (g > 1) n /= g, d /= g;
   if (n == 0) d = 1;
-  return {int32_t(uint32_t(n)), int32_t(uint32_t(d))};  // 32-bit overflow wraps silently
+  return {int32_t(uint32_t(n)), int32_t(uint32_t(d))};
 }
-inline Rat ratAdd(Rat a, Rat b) { return ratNorm(int64_t(a.num) * b.den + int64_t(b.num) * a.den, int64_t(a.den) * b.den); }
-inline Rat ratSub(Rat a, Rat b) { return ratNorm(int64_t(a.num) * b.den - int64_t(b.num) * a.den, int64_t(a.den) * b.den); }
-inline Rat ratMul(Rat a, Rat b) { return ratNorm(int64_t(a.num) * b.num, int64_t(a.den) * b.den); }
-inline Rat ratDiv(Rat a, Rat b) { return ratNorm(int64_t(a.num) * b.den, int64_t(a.den) * b.num); }
+inline Rat ratAdd(Rat a, Rat b) {
+  int32_t g = gcd32(a.den, b.den);
+  if (g == 0) return {0, 1};
+  int32_t den = a.den / g;
+  int32_t num = wadd(wmul(a.num, b.den / g), wmul(b.num, den));
+  g = gcd32(num, g);
+  if (g == 0) g = 1;
+  num /= g;
+  den = wmul(den, b.den / g);
+  return {num, den};
+}
+inline Rat ratSub(Rat a, Rat b) {
+  int32_t g = gcd32(a.den, b.den);
+  if (g == 0) return {0, 1};
+  int32_t den = a.den / g;
+  int32_t num = wsub(wmul(a.num, b.den / g), wmul(b.num, den));
+  g = gcd32(num, g);
+  if (g == 0) g = 1;
+  num /= g;
+  den = wmul(den, b.den / g);
+  return {num, den};
+}
+inline Rat ratMul(Rat a, Rat b) {
+  int32_t g1 = gcd32(a.num, b.den), g2 = gcd32(b.num, a.den);
+  if (g1 == 0) g1 = 1;
+  if (g2 == 0) g2 = 1;
+  Rat r{wmul(a.num / g1, b.num / g2), wmul(a.den / g2, b.den / g1)};
+  if (r.num == 0) r.den = 1;
+  return r;
+}
+inline Rat ratDiv(Rat a, Rat b) {  // b.num != 0 (division by zero is NULL before this)
+  int32_t g1 = gcd32(a.num, b.num), g2 = gcd32(b.den, a.den);
+  if (g1 == 0) g1 = 1;
+  if (g2 == 0) g2 = 1;
+  Rat r{wmul(a.num / g1, b.den / g2), wmul(a.den / g2, b.num / g1)};
+  if (r.den < 0) r.num = int32_t(0u - uint32_t(r.num)), r.den = int32_t(0u - uint32_t(r.den));
+  if (r.num == 0) r.den = 1;
+  return r;
+}
 inline int ratCmp(Rat a, Rat b) {
   int64_t l = int64_t(a.num) * b.den, r = int64_t(b.num) * a.den;
   return l < r ? -1 : l > r ? 1 : 0;
