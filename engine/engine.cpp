@@ -367,6 +367,23 @@ void Engine::Impl::openArtifacts(Stream& s) {
 void Engine::Impl::buildGraph() {
   int threads = opt.threads > 0 ? opt.threads : int(std::thread::hardware_concurrency());
   if (threads <= 1) return;  // serial: plain loop in topological order
+  // A graph pays off only when two computed streams can run at the same time.
+  if (opt.threads == 0) {
+    std::vector<std::vector<bool>> reach(streams.size(), std::vector<bool>(streams.size(), false));
+    for (auto& sp : streams)  // plan order is topological: sources come first
+      for (int src : sp->srcs) {
+        reach[size_t(sp->index)][size_t(src)] = true;
+        for (size_t k = 0; k < streams.size(); ++k)
+          if (reach[size_t(src)][k]) reach[size_t(sp->index)][k] = true;
+      }
+    bool independent = false;
+    for (size_t i = 0; i < computed.size() && !independent; ++i)
+      for (size_t j = i + 1; j < computed.size() && !independent; ++j) {
+        size_t a = size_t(computed[i]->index), b = size_t(computed[j]->index);
+        independent = !reach[a][b] && !reach[b][a];
+      }
+    if (!independent) return;
+  }
   threadLimit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, size_t(threads));
   using namespace tbb::flow;
   graph = std::make_unique<tbb::flow::graph>();

@@ -1,7 +1,10 @@
 #include "source.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <cfloat>
@@ -228,7 +231,13 @@ class BinarySource : public Source {
  public:
   BinarySource(std::string path, const ir::Layout& l, bool oneShot) : Source(std::move(path), l, oneShot) {
     fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) fprintf(stderr, "warning: source file %s cannot be opened (%s); its records are NULL\n", path_.c_str(), strerror(errno));
+    if (fd_ < 0) {
+      fprintf(stderr, "warning: source file %s cannot be opened (%s); its records are NULL\n", path_.c_str(), strerror(errno));
+      return;
+    }
+    // Regular files are read in large blocks; devices and FIFOs record by record.
+    struct stat st {};
+    buffered_ = fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
   }
   ~BinarySource() override {
     if (fd_ >= 0) ::close(fd_);
@@ -252,6 +261,7 @@ class BinarySource : public Source {
       if (oneShot_) break;
       if (::lseek(fd_, 0, SEEK_SET) < 0) break;  // a FIFO cannot wrap
       offset_ = 0;
+      bpos_ = blen_ = 0;
     }
     exhausted_ = oneShot_ || exhausted_;
     allNull(rec, nulls);
@@ -260,6 +270,19 @@ class BinarySource : public Source {
  private:
   size_t readRecord(uint8_t* rec) {
     size_t need = size_t(layout_.recordSize), got = 0;
+    while (buffered_ && got < need) {
+      if (bpos_ == blen_) {
+        ssize_t r = ::read(fd_, buf_.data(), buf_.size());
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return got;
+        bpos_ = 0;
+        blen_ = size_t(r);
+      }
+      size_t n = std::min(need - got, blen_ - bpos_);
+      memcpy(rec + got, buf_.data() + bpos_, n);
+      bpos_ += n;
+      got += n;
+    }
     while (got < need) {
       ssize_t r = ::read(fd_, rec + got, need - got);
       if (r < 0 && errno == EINTR) continue;
@@ -275,6 +298,9 @@ class BinarySource : public Source {
   }
   int fd_ = -1;
   uint64_t offset_ = 0, record_ = 0;
+  bool buffered_ = false;
+  std::vector<uint8_t> buf_ = std::vector<uint8_t>(1 << 16);
+  size_t bpos_ = 0, blen_ = 0;
 };
 
 }  // namespace
