@@ -17,7 +17,11 @@
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 
+#include "build_config.h"
 #include "ir/layout.hpp"
+#if RDB_WITH_JIT
+#include "jit/jit.hpp"
+#endif
 #include "ir/passes/passes.hpp"
 #include "storage/descriptor.hpp"
 #include "storage/source.hpp"
@@ -143,6 +147,7 @@ struct Stream {
   // computed
   vm::Program prog;
   vm::Machine machine;
+  void (*native)(const uint8_t*, const uint8_t*, uint8_t*, uint8_t*) = nullptr;  // JIT-compiled prog
   std::vector<uint8_t> inRec, inNull, outRec, outNull;
   std::vector<int> inSrcElem;  // scratch
   std::unique_ptr<storage::Store> store;
@@ -169,6 +174,9 @@ struct Engine::Impl {
   std::unique_ptr<tbb::flow::broadcast_node<tbb::flow::continue_msg>> start;
   std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> nodes;
   bool finished = false;
+#if RDB_WITH_JIT
+  std::unique_ptr<jit::Jit> jit;
+#endif
 
   Stream& S(const std::string& id) {
     for (auto& s : streams)
@@ -180,6 +188,7 @@ struct Engine::Impl {
   void prepare();
   void openArtifacts(Stream& s);
   void buildGraph();
+  void compileNative();
 
   // ------------------------------------------------------------ running
   void compute(Stream& s);
@@ -272,7 +281,33 @@ void Engine::Impl::prepare() {
   for (auto* s : declared) {
     s->source->next(s->outRec.empty() ? nullptr : s->outRec.data(), s->outNull.data());
   }
+  if (!opt.interpret) compileNative();
   buildGraph();
+}
+
+// Compiles every stream's field program with the JIT, once, before the run.
+// A program the JIT cannot take stays on the VM (said with -v).
+void Engine::Impl::compileNative() {
+#if RDB_WITH_JIT
+  std::string err;
+  jit = jit::Jit::create(err);
+  if (!jit) {
+    fprintf(stderr, "warning: JIT unavailable (%s); running on the VM\n", err.c_str());
+    return;
+  }
+  std::vector<jit::Request> reqs;
+  for (auto* s : computed) reqs.push_back({"rdb_stream_" + std::to_string(s->index), &s->prog, &s->in, &s->out});
+  auto t0 = std::chrono::steady_clock::now();
+  auto res = jit->compile("plan", reqs);
+  auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  int native = 0;
+  for (size_t i = 0; i < computed.size(); ++i) {
+    computed[i]->native = res[i].fn;
+    if (res[i].fn) ++native;
+    else if (opt.verbose) fprintf(stdout, "stream %s runs on the VM: %s\n", computed[i]->q->id.c_str(), res[i].why.c_str());
+  }
+  if (opt.verbose) fprintf(stdout, "JIT: %d of %zu streams compiled in %.1f ms\n", native, computed.size(), ms);
+#endif
 }
 
 void Engine::Impl::openArtifacts(Stream& s) {
@@ -606,6 +641,15 @@ void Engine::Impl::compute(Stream& s) {
   const int64_t n = s.due - 1 - s.q->tail;
   if (n < s.q->origin) return;  // silent slot: no record exists yet
   if (!buildInput(s, n)) return;
+  if (s.native) {
+    s.native(s.inRec.data(), s.inNull.data(), s.outRec.data(), s.outNull.data());
+    try {
+      emit(s, n);
+    } catch (const std::exception& e) {
+      s.error = e.what();
+    }
+    return;
+  }
   vm::RecordIn in{s.inRec.data(), s.inNull.data()};
   vm::RecordOut out{s.outRec.data(), s.outNull.data()};
   if (!s.machine.run(s.prog, s.in, in, s.out, out)) {

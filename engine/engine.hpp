@@ -19,6 +19,7 @@ struct Options {
   bool untilEof = false;  // stop before the first slot that would read past a source's end
   int threads = 0;        // 0 = all cores, 1 = serial
   bool verbose = false;
+  bool interpret = false;  // run field programs on the VM even when the JIT is built
   bool stopOnKey = false;  // a byte on a terminal stdin stops the run (xretractor without -k)
 };
 

@@ -247,7 +247,7 @@ int runMode(int argc, char** argv) {
   opt.threads = threads;
   opt.verbose = verbose;
   opt.stopOnKey = !noAnyKey && isatty(0);
-  (void)interpret;  // the VM is the only executor until the JIT lands
+  opt.interpret = interpret;
   (void)wait;
   (void)quiet;
   try {

@@ -1,0 +1,53 @@
+// The JIT: VM programs lowered to LLVM IR (driven by the same opcode table,
+// vm/opcodes.def) and compiled with ORC LLJIT at -O2, once per plan unit.
+// Each unit of code (the plan, later each ad hoc import) has its own
+// ResourceTracker so it can be removed again. A program the JIT cannot lower
+// (string operations, for now) is left to the VM, and the caller is told why.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/layout.hpp"
+#include "vm/vm.hpp"
+
+namespace jit {
+
+// void step(const uint8_t* in, const uint8_t* inNulls, uint8_t* out, uint8_t* outNulls)
+using FieldFn = void (*)(const uint8_t*, const uint8_t*, uint8_t*, uint8_t*);
+
+struct Request {
+  std::string name;  // unique symbol name within the unit
+  const vm::Program* program;
+  const ir::Layout* in;
+  const ir::Layout* out;
+};
+
+struct Result {
+  FieldFn fn = nullptr;  // nullptr: run this one on the VM
+  std::string why;       // why not, when fn is null
+};
+
+class Jit {
+ public:
+  // nullptr (with `error` set) when LLVM cannot be initialised here.
+  static std::unique_ptr<Jit> create(std::string& error);
+  ~Jit();
+
+  // Compiles a unit of programs together; results in request order.
+  // `unit` names the resource tracker (remove it with removeUnit).
+  std::vector<Result> compile(const std::string& unit, const std::vector<Request>& requests);
+  void removeUnit(const std::string& unit);
+
+  // Whether the lowering supports this program (no string operations).
+  static bool supports(const vm::Program& p, std::string& why);
+
+ private:
+  Jit();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace jit
