@@ -101,7 +101,7 @@ inline void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* 
       case Type::BYTE: return *s;
       case Type::INTEGER: { int32_t v; memcpy(&v, s, 4); return v; }
       case Type::UINT: { uint32_t v; memcpy(&v, s, 4); return v; }
-      case Type::RATIONAL: { int32_t v[2]; memcpy(v, s, 8); return v[0] / v[1]; }
+      case Type::RATIONAL: { vm::val::Rat r; memcpy(&r, s, 8); return vm::val::ratToInt(r); }
       default: return int64_t(asDouble());
     }
   };

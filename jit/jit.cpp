@@ -220,7 +220,10 @@ struct Lowering {
       B.CreateStore(B.CreateZExt(s.null, B.getInt8Ty()), B.CreateConstGEP1_32(B.getInt8Ty(), outNulls, unsigned(ins.a)));
       // A NULL field holds its type's zero (0/1 for RATIONAL).
       Value* zero = llvm::Constant::getNullValue(s.v->getType());
-      B.CreateAlignedStore(B.CreateSelect(s.null, zero, s.v), ptr, llvm::MaybeAlign(1));
+      Value* v = s.v;
+      if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>)  // one canonical NaN, as the VM stores
+        v = B.CreateSelect(B.CreateFCmpUNO(v, v), llvm::ConstantFP::getNaN(v->getType()), v);
+      B.CreateAlignedStore(B.CreateSelect(s.null, zero, v), ptr, llvm::MaybeAlign(1));
       if constexpr (std::is_same_v<T, RAT>)
         B.CreateAlignedStore(B.CreateSelect(s.null, B.getInt32(1), s.den), B.CreateConstGEP1_32(B.getInt8Ty(), ptr, 4),
                              llvm::MaybeAlign(1));

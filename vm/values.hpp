@@ -81,6 +81,13 @@ inline Rat ratDiv(Rat a, Rat b) {  // b.num != 0 (division by zero is NULL befor
   if (r.num == 0) r.den = 1;
   return r;
 }
+// num/den truncated toward zero. An overflowed rational (denominator 0 or
+// INT_MIN/-1) never traps: it reads as its numerator / as INT_MIN.
+inline int32_t ratToInt(Rat r) {
+  if (r.den == 0) return r.num;
+  if (r.den == -1 && r.num == INT32_MIN) return INT32_MIN;
+  return r.num / r.den;
+}
 inline int ratCmp(Rat a, Rat b) {
   int64_t l = int64_t(a.num) * b.den, r = int64_t(b.num) * a.den;
   return l < r ? -1 : l > r ? 1 : 0;

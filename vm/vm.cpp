@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 #include "ir/functions.hpp"
@@ -447,6 +448,9 @@ struct Exec {
       memcpy(d, s.rat, 8);
     } else {
       typename T::C v = T::get(s);
+      // NaN sign and payload are not portable across optimisers: store one canonical NaN.
+      if constexpr (std::is_floating_point_v<typename T::C>)
+        if (std::isnan(v)) v = std::numeric_limits<typename T::C>::quiet_NaN();
       memcpy(d, &v, sizeof v);
     }
   }
@@ -502,7 +506,7 @@ struct Exec {
       if constexpr (std::is_same_v<To, F32>) s.f32 = float(r.num) / float(r.den);
       else if constexpr (std::is_same_v<To, F64>) s.f64 = double(r.num) / double(r.den);
       else {
-        int32_t t = r.num / r.den;
+        int32_t t = val::ratToInt(r);
         if constexpr (std::is_same_v<To, U8>) s.u8 = uint8_t(t);
         else if constexpr (std::is_same_v<To, I32>) s.i32 = t;
         else s.u32 = uint32_t(t);
