@@ -73,6 +73,7 @@ void compilePlan(Plan& p) {
   expandIndexWildcards(p);
   checkPlanLimits(p);
   inferFieldShapes(p);
+  checkPlanLimits(p);  // inferred string widths count too
   if (p.options.simplifyExpressions) preservingUserFieldNames(p, [&] { simplifyFieldExpressions(p); });
   if (p.options.shareEquivalentSelects) preservingUserFieldNames(p, [&] { shareEquivalentSelectComputations(p); });
   localizeFieldOffsets(p);

@@ -247,7 +247,9 @@ int runMode(int argc, char** argv) {
   opt.threads = threads;
   opt.verbose = verbose;
   opt.stopOnKey = !noAnyKey && isatty(0);
-  opt.interpret = interpret;
+  // RDB_INTERPRET=1 selects the VM without touching command lines (CI runs the suite both ways).
+  const char* envInterpret = getenv("RDB_INTERPRET");
+  opt.interpret = interpret || (envInterpret && std::string(envInterpret) == "1");
   (void)wait;
   (void)quiet;
   try {

@@ -28,6 +28,10 @@ std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
   const Query& s1 = p.get(a.a1);
   switch (a.op.op) {
     case Op::STREAM_ADD: {
+      const int64_t total = int64_t(flatWidth(s1)) + flatWidth(p.get(a.a2));
+      if (total > (1 << 18))
+        throw CompileError("a record of " + a.a1 + " + " + a.a2 + " has " + std::to_string(total) +
+                           " elements; the limit is 262144");
       int k = 0;
       for (const std::string& name : {a.a1, a.a2}) {
         const Query& s = p.get(name);
@@ -155,6 +159,8 @@ void expandSchemaWildcards(Plan& p) {
         q.schema = buildOutputSchema(p, getArgs(q.program));
       } catch (const RefError& e) {
         throw RefError(std::string(e.what()) + " (stream '" + q.id + "')", q.loc);
+      } catch (const CompileError& e) {
+        throw CompileError(e.what(), q.loc);
       }
     }
   }

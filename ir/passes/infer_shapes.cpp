@@ -86,8 +86,8 @@ struct Inference {
           if (st.size() < 2) return std::nullopt;
           Shape r = pop(), l = pop();
           if (t.op == Op::ADD && (l.type == Type::STRING || r.type == Type::STRING)) {
-            int w = (l.type == Type::STRING ? l.rarray : 0) + (r.type == Type::STRING ? r.rarray : 0);
-            st.push_back(stringOf(w));
+            int64_t w = int64_t(l.type == Type::STRING ? l.rarray : 0) + (r.type == Type::STRING ? r.rarray : 0);
+            st.push_back(stringOf(int(std::min<int64_t>(w, INT32_MAX))));
             break;
           }
           if (l.type > Type::DOUBLE || r.type > Type::DOUBLE) return std::nullopt;

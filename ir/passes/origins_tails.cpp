@@ -169,7 +169,12 @@ std::map<std::string, int64_t> sweep(const Plan& p, F f, const char* what) {
       for (auto& d : q.dependencies())
         if (!val.count(d)) ready = false;
       if (!ready) continue;
-      val[q.id] = f(q, val);
+      int64_t v = f(q, val);
+      if (v > INT32_MAX || v < 0)
+        throw CompileError(std::string(what == std::string("computeLogicalOrigin") ? "origin" : "tail") + " of stream '" +
+                               q.id + "' is out of range",
+                           q.loc);
+      val[q.id] = v;
       progress = true;
     }
   }
