@@ -48,20 +48,25 @@ struct History {
   void init(int recordSize, int elemCount, int64_t capacity, int64_t firstIndex) {
     rec = recordSize;
     elems = elemCount;
-    cap = std::max<int64_t>(capacity, 1);
+    cap = 1;
+    while (cap < capacity) cap <<= 1;  // a power of two: positions by mask, not division
     base = firstIndex;
     data.assign(size_t(cap * rec), 0);
     nulls.assign(size_t(cap * elems), 1);
   }
   bool get(int64_t n, const uint8_t*& d, const uint8_t*& nl) const {
     if (n < base || n >= base + count || n < base + count - cap) return false;
-    int64_t p = (n - base) % cap;
+    int64_t p = (n - base) & (cap - 1);
     d = data.data() + p * rec;
     nl = nulls.data() + p * elems;
     return true;
   }
+  // The slot the next record goes to; fill it, then commit().
+  uint8_t* nextData() { return data.data() + (count & (cap - 1)) * rec; }
+  uint8_t* nextNulls() { return nulls.data() + (count & (cap - 1)) * elems; }
+  void commit() { ++count; }
   void push(const uint8_t* d, const uint8_t* nl) {
-    int64_t p = count % cap;
+    int64_t p = count & (cap - 1);
     memcpy(data.data() + p * rec, d, size_t(rec));
     memcpy(nulls.data() + p * elems, nl, size_t(elems));
     ++count;
@@ -131,6 +136,8 @@ int64_t lcm64(int64_t a, int64_t b) {
 
 }  // namespace
 
+static bool sameShape(const ir::Layout& src, const ir::Layout& in, int base);
+
 // ================================================================ streams
 struct Stream {
   const ir::Query* q = nullptr;
@@ -140,6 +147,10 @@ struct Stream {
   History hist;
   std::vector<int> srcs;  // FROM operands (stream indices)
   int64_t tick = 1;       // interval in scheduler ticks
+  size_t tickIndex = 0;   // which distinct interval
+  std::vector<char> operandWhole;  // operand k's record lies unchanged in the input record
+  std::vector<int> operandBase;    // first input element of operand k
+  std::vector<Rational> operandRatio;  // Δ/Δ_operand (index map of +)
   int64_t due = 0;        // due slots seen so far
   bool dueNow = false;
   // sources
@@ -169,6 +180,7 @@ struct Engine::Impl {
   int64_t ticksPerSecond = 1;  // scheduler ticks per second
   std::vector<int64_t> ticks;  // distinct intervals in ticks
   std::vector<int64_t> counters;
+  std::vector<char> tickDue;  // whether distinct interval i is due in the current slot
   std::unique_ptr<tbb::global_control> threadLimit;
   std::unique_ptr<tbb::flow::graph> graph;
   std::unique_ptr<tbb::flow::broadcast_node<tbb::flow::continue_msg>> start;
@@ -241,6 +253,8 @@ void Engine::Impl::prepare() {
   }
   std::sort(ticks.begin(), ticks.end());
   counters.assign(ticks.size(), 1);
+  tickDue.assign(ticks.size(), 0);
+  for (auto& s : streams) s->tickIndex = size_t(std::find(ticks.begin(), ticks.end(), s->tick) - ticks.begin());
 
   for (auto& sp : streams) {
     Stream& s = *sp;
@@ -264,6 +278,15 @@ void Engine::Impl::prepare() {
       s.inNull.assign(std::max<size_t>(s.in.elems.size(), 1), 0);
       s.outRec.assign(size_t(std::max(s.out.recordSize, 1)), 0);
       s.outNull.assign(std::max<size_t>(s.out.elems.size(), 1), 0);
+      int base = 0;
+      const bool add = q.program.back().op == ir::Op::STREAM_ADD;
+      for (int src : s.srcs) {
+        Stream& o = *streams[size_t(src)];
+        s.operandBase.push_back(add ? base : 0);
+        s.operandWhole.push_back(sameShape(o.out, s.in, add ? base : 0));
+        s.operandRatio.push_back(q.interval / o.q->interval);
+        if (add) base += int(o.out.elems.size());
+      }
       try {
         s.prog = vm::lowerFields(q, s.in, s.out);
       } catch (const ir::CompileError& e) {
@@ -277,9 +300,10 @@ void Engine::Impl::prepare() {
     for (auto& r : q.rules)
       fprintf(stderr, "warning: RULE %s on %s is compiled but not executed by this version\n", r.name.c_str(),
               q.id.c_str());
-  // Zero step: every source makes its record 0 current.
+  // Zero step: every source reads its record 0 straight into its history.
   for (auto* s : declared) {
-    s->source->next(s->outRec.empty() ? nullptr : s->outRec.data(), s->outNull.data());
+    s->source->next(s->hist.nextData(), s->hist.nextNulls());
+    s->hist.commit();
   }
   if (!opt.interpret) compileNative();
   buildGraph();
@@ -465,7 +489,8 @@ bool Engine::Impl::buildInput(Stream& s, int64_t n) {
   auto copyRecord = [&](Stream& src, int64_t idx, int elemBase) {
     const uint8_t *d, *nl;
     const int ne = int(src.out.elems.size());
-    if (src.hist.get(idx, d, nl) && sameShape(src.out, s.in, elemBase)) {
+    const size_t k = &src == streams[size_t(s.srcs[0])].get() ? 0 : 1;
+    if (src.hist.get(idx, d, nl) && s.operandWhole[k]) {
       // Same element types and sizes: one copy of the bytes and the flags.
       memcpy(s.inRec.data() + s.in.elems[size_t(elemBase)].offset, d, size_t(src.out.recordSize));
       memcpy(s.inNull.data() + elemBase, nl, size_t(ne));
@@ -493,9 +518,12 @@ bool Engine::Impl::buildInput(Stream& s, int64_t n) {
   switch (op.op) {
     case ir::Op::STREAM_ADD: {
       Stream& b = *streams[size_t(s.srcs[1])];
-      auto idx = [&](const Rational& ds) { return d == ds ? n : ir::floorOf(Rational(n) * d / ds); };
-      copyRecord(a, idx(a.q->interval), 0);
-      copyRecord(b, idx(b.q->interval), int(a.out.elems.size()));
+      // index n * Δ/Δs, floored; the ratio is exact and precomputed
+      auto idx = [&](const Rational& ratio) {
+        return ratio.num == ratio.den ? n : int64_t((__int128(n) * ratio.num) / ratio.den);
+      };
+      copyRecord(a, idx(s.operandRatio[0]), 0);
+      copyRecord(b, idx(s.operandRatio[1]), int(a.out.elems.size()));
       return true;
     }
     case ir::Op::STREAM_HASH: {
@@ -684,20 +712,20 @@ int64_t Engine::run(const std::atomic<bool>& stop) {
   Impl& m = *impl_;
   const auto anchor = std::chrono::steady_clock::now();
   int64_t slots = 0;
-  // Declared sources keep their current record in outRec: push record 0.
-  for (auto* s : m.declared) s->hist.push(s->outRec.data(), s->outNull.data());
   while (!stop.load(std::memory_order_relaxed)) {
     if (m.opt.limit > 0 && slots >= m.opt.limit - 1) break;
     // Next grid point: the smallest multiple among the distinct intervals.
     int64_t t = INT64_MAX;
     for (size_t i = 0; i < m.ticks.size(); ++i) t = std::min(t, m.ticks[i] * m.counters[i]);
-    for (size_t i = 0; i < m.ticks.size(); ++i)
-      if (m.ticks[i] * m.counters[i] == t) ++m.counters[i];
+    for (size_t i = 0; i < m.ticks.size(); ++i) {
+      m.tickDue[i] = m.ticks[i] * m.counters[i] == t;
+      if (m.tickDue[i]) ++m.counters[i];
+    }
     if (!m.opt.noClock) {
       auto deadline = anchor + std::chrono::nanoseconds(int64_t(__int128(t) * 1000000000 / m.ticksPerSecond));
       std::this_thread::sleep_until(deadline);
     }
-    for (auto* s : m.computed) s->dueNow = t % s->tick == 0;
+    for (auto* s : m.computed) s->dueNow = m.tickDue[s->tickIndex];
     // Pass 1: computed streams, producers before consumers.
     if (m.graph) {
       m.start->try_put(tbb::flow::continue_msg());
@@ -719,9 +747,9 @@ int64_t Engine::run(const std::atomic<bool>& stop) {
     // Pass 2: due sources read their next record.
     bool exhausted = false;
     for (auto* s : m.declared) {
-      if (t % s->tick != 0) continue;
-      s->source->next(s->outRec.data(), s->outNull.data());
-      s->hist.push(s->outRec.data(), s->outNull.data());
+      if (!m.tickDue[s->tickIndex]) continue;
+      s->source->next(s->hist.nextData(), s->hist.nextNulls());
+      s->hist.commit();
       exhausted = exhausted || s->source->exhausted();
     }
     ++slots;

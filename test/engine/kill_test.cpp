@@ -27,6 +27,7 @@ TEST_CASE("SIGKILL mid-run leaves whole records", "[engine][kill]") {
     REQUIRE(pid >= 0);
     if (pid == 0) {
       if (chdir(d.dir.c_str()) != 0) _exit(127);
+      setenv("TMPDIR", d.dir.c_str(), 1);
       freopen("/dev/null", "w", stdout);
       execl(RDB_XRETRACTOR, RDB_XRETRACTOR, "query.rql", "--no-clock", (char*)nullptr);
       _exit(127);

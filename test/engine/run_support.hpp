@@ -31,7 +31,9 @@ struct RunDir {
   // Runs `xretractor query.rql ARGS` in the directory; returns the exit status.
   int run(const std::string& query, const std::string& args) const {
     write("query.rql", query);
-    std::string cmd = "cd '" + dir.string() + "' && '" RDB_XRETRACTOR "' query.rql " + args + " >run.out 2>run.err";
+    // Each run has its own TMPDIR, so its instance lock never meets another test's.
+    std::string cmd = "cd '" + dir.string() + "' && TMPDIR='" + dir.string() + "' '" RDB_XRETRACTOR "' query.rql " + args +
+                      " >run.out 2>run.err";
     int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }
