@@ -1119,6 +1119,9 @@ bool Session::execute(const std::string& cmd) {
     if (declared_) throw Fatal("storage::write: append to '" + dataPath_ + "' failed (declared source is read-only)");
     store_->append(payload_.data.data());
     meta_->append(bitmap(payload_.nulls));
+    // An inspector writes through: the next command may read the files directly.
+    store_->flush();
+    meta_->flush();
     metaTailHidden_ = false;  // the flush wrote the last run back
     status_ = Status::stored;
     return true;
