@@ -22,6 +22,7 @@
 #if RDB_WITH_JIT
 #include "jit/jit.hpp"
 #endif
+#include "engine/rules.hpp"
 #include "ir/passes/passes.hpp"
 #include "storage/descriptor.hpp"
 #include "storage/source.hpp"
@@ -165,6 +166,7 @@ struct Stream {
   std::unique_ptr<storage::MetaIndex> meta;
   int metaBits = 0;
   std::vector<uint8_t> bitmap;
+  std::unique_ptr<StreamRules> rules;
   std::string error;
   bool released = false;
 };
@@ -181,6 +183,7 @@ struct Engine::Impl {
   std::vector<int64_t> ticks;  // distinct intervals in ticks
   std::vector<int64_t> counters;
   std::vector<char> tickDue;  // whether distinct interval i is due in the current slot
+  CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;
   std::unique_ptr<tbb::flow::graph> graph;
   std::unique_ptr<tbb::flow::broadcast_node<tbb::flow::continue_msg>> start;
@@ -273,6 +276,10 @@ void Engine::Impl::prepare() {
     } else {
       for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);
       s.in = ir::Layout::of(ir::passes::inputRecord(plan, q));
+      if (!q.rules.empty()) {
+        s.rules = std::make_unique<StreamRules>(q, s.out, storageDir, &commands);
+        cap = std::max<int64_t>(cap, s.rules->historyNeeded() + 2);
+      }
       s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, q.origin);
       s.inRec.assign(size_t(std::max(s.in.recordSize, 1)), 0);
       s.inNull.assign(std::max<size_t>(s.in.elems.size(), 1), 0);
@@ -296,10 +303,6 @@ void Engine::Impl::prepare() {
     }
     openArtifacts(s);
   }
-  for (auto& q : plan.queries)
-    for (auto& r : q.rules)
-      fprintf(stderr, "warning: RULE %s on %s is compiled but not executed by this version\n", r.name.c_str(),
-              q.id.c_str());
   // Zero step: every source reads its record 0 straight into its history.
   for (auto* s : declared) {
     s->source->next(s->hist.nextData(), s->hist.nextNulls());
@@ -321,9 +324,22 @@ void Engine::Impl::compileNative() {
   }
   std::vector<jit::Request> reqs;
   for (auto* s : computed) reqs.push_back({"rdb_stream_" + std::to_string(s->index), &s->prog, &s->in, &s->out});
+  static ir::Layout condLayout = [] {
+    ir::Field f;
+    f.type = Type::INTEGER;
+    return ir::Layout::of({f});
+  }();
+  std::vector<RuleRuntime*> ruleOrder;
+  for (auto* s : computed)
+    if (s->rules)
+      for (auto& r : s->rules->rules()) {
+        reqs.push_back({"rdb_rule_" + std::to_string(reqs.size()), &r.cond, &s->out, &condLayout});
+        ruleOrder.push_back(&r);
+      }
   auto t0 = std::chrono::steady_clock::now();
   auto res = jit->compile("plan", reqs);
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < ruleOrder.size(); ++i) ruleOrder[i]->native = res[computed.size() + i].fn;
   int native = 0;
   for (size_t i = 0; i < computed.size(); ++i) {
     computed[i]->native = res[i].fn;
@@ -651,8 +667,14 @@ bool Engine::Impl::buildInput(Stream& s, int64_t n) {
 }
 
 void Engine::Impl::emit(Stream& s, int64_t n) {
-  (void)n;
   s.hist.push(s.outRec.data(), s.outNull.data());
+  if (s.rules) {
+    const History& h = s.hist;
+    s.rules->onRecord(n, s.outRec.data(), s.outNull.data(), [&h](int64_t i, const uint8_t*& d) {
+      const uint8_t* nl;
+      return h.get(i, d, nl);
+    });
+  }
   // NULL bitmap of the .meta index: one bit per descriptor entry.
   std::fill(s.bitmap.begin(), s.bitmap.end(), 0);
   for (size_t e = 0; e < s.out.elems.size(); ++e)
@@ -744,6 +766,7 @@ int64_t Engine::run(const std::atomic<bool>& stop) {
           s->meta->flush();
         }
     }
+    m.commands.reap();
     // Pass 2: due sources read their next record.
     bool exhausted = false;
     for (auto* s : m.declared) {
@@ -769,6 +792,8 @@ void Engine::finish() {
   m.nodes.clear();
   m.start.reset();
   m.graph.reset();
+  m.commands.shutdown(200);
+  for (auto& s : m.streams) s->rules.reset();
   for (auto& s : m.streams) {
     s->meta.reset();
     if (s->store) s->store->close(m.rotation);

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Every ```rql block of docs/rql.md must compile: `xretractor -c` exits 0.
+# Every ```rql block of the given docs must compile: `xretractor -c` exits 0.
 set -u
-xr=$1; doc=$2
+xr=$1; shift
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-awk -v dir="$tmp" '/^```rql$/ {n++; f=dir "/ex" n ".rql"; on=1; next} /^```$/ {on=0} on {print > f}' "$doc"
+for doc in "$@"; do
+  awk -v dir="$tmp" -v tag="$(basename "$doc" .md)" '/^```rql$/ {n++; f=dir "/" tag n ".rql"; on=1; next} /^```$/ {on=0} on {print > f}' "$doc"
+done
 pass=0 fail=0
 for f in "$tmp"/*.rql; do
   if "$xr" -c "$f" >/dev/null 2>"$tmp/err"; then pass=$((pass+1)); else

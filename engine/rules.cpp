@@ -1,0 +1,165 @@
+#include "rules.hpp"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+extern char** environ;
+
+namespace engine {
+
+// ================================================================ commands
+CommandPool::~CommandPool() { shutdown(0); }
+
+bool CommandPool::submit(const std::string& rule, const std::string& cmd) {
+  reap();
+  if (int(children_.size()) >= max_) {
+    ++skipped_;
+    fprintf(stderr, "rule %s: %d commands still running; this one is skipped\n", rule.c_str(), max_);
+    return false;
+  }
+  pid_t pid;
+  const char* argv[] = {"/bin/sh", "-c", cmd.c_str(), nullptr};
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);  // its own group, so shutdown reaches its children too
+  posix_spawnattr_setpgroup(&attr, 0);
+  int rc = posix_spawn(&pid, "/bin/sh", nullptr, &attr, const_cast<char**>(argv), environ);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    fprintf(stderr, "rule %s: cannot start command: %s\n", rule.c_str(), strerror(rc));
+    return false;
+  }
+  children_.push_back({pid, rule});
+  return true;
+}
+
+void CommandPool::reap() {
+  for (size_t i = 0; i < children_.size();) {
+    int st = 0;
+    pid_t r = waitpid(children_[i].pid, &st, WNOHANG);
+    if (r == 0) {
+      ++i;
+      continue;
+    }
+    if (r > 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+      fprintf(stderr, "rule %s: command %s %d\n", children_[i].rule.c_str(),
+              WIFEXITED(st) ? "exited with status" : "was stopped by signal",
+              WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+    children_.erase(children_.begin() + long(i));
+  }
+}
+
+void CommandPool::shutdown(int graceMs) {
+  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(graceMs);
+  while (!children_.empty() && std::chrono::steady_clock::now() < until) {
+    reap();
+    if (!children_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (auto& c : children_) {
+    kill(-c.pid, SIGKILL);
+    kill(c.pid, SIGKILL);
+    int st;
+    waitpid(c.pid, &st, 0);
+  }
+  children_.clear();
+}
+
+// ================================================================ rules
+StreamRules::StreamRules(const ir::Query& q, const ir::Layout& out, std::string storageDir, CommandPool* pool)
+    : q_(q), out_(out), dir_(std::move(storageDir)), pool_(pool) {
+  ir::Field f;
+  f.name = "cond";
+  f.type = ir::Type::INTEGER;
+  condLayout_ = ir::Layout::of({f});
+  condOut_.assign(4, 0);
+  condNull_.assign(1, 0);
+  for (auto& r : q.rules) {
+    RuleRuntime rt;
+    rt.rule = &r;
+    rt.cond = vm::lowerCondition(q, r.condition, out);
+    rules_.push_back(std::move(rt));
+  }
+}
+
+StreamRules::~StreamRules() {
+  for (auto& r : rules_)
+    for (auto& t : r.tasks)
+      if (t.f) fclose(t.f);
+}
+
+int StreamRules::historyNeeded() const {
+  int need = 0;
+  for (auto& r : q_.rules)
+    if (r.action == ir::RuleAction::DUMP && r.dumpFrom < 0) need = std::max(need, -r.dumpFrom);
+  return need;
+}
+
+std::string StreamRules::dumpPath(RuleRuntime& r) {
+  // The first trigger writes _dump.tmp; with RETENTION n later ones cycle _dump_0 .. _dump_{n-1}.
+  std::string base = dir_ + q_.id + "_" + r.rule->name + "_dump";
+  int k = r.triggers++;
+  if (r.rule->dumpRetention <= 0 || k == 0) return base + ".tmp";
+  return base + "_" + std::to_string((k - 1) % r.rule->dumpRetention) + ".tmp";
+}
+
+void StreamRules::write(DumpTask& t, const uint8_t* rec) {
+  if (t.f && fwrite(rec, 1, size_t(out_.recordSize), t.f) != size_t(out_.recordSize))
+    fprintf(stderr, "rule on %s: dump write failed\n", q_.id.c_str());
+  ++t.next;
+}
+
+void StreamRules::onRecord(int64_t n, const uint8_t* rec, const uint8_t* nulls, const RecordLookup& history) {
+  vm::RecordIn in{rec, nulls};
+  vm::RecordOut out{condOut_.data(), condNull_.data()};
+  // 1. conditions, in declaration order; each true one registers its action
+  for (auto& r : rules_) {
+    if (r.native) r.native(rec, nulls, condOut_.data(), condNull_.data());
+    else if (!machine_.run(r.cond, out_, in, condLayout_, out)) continue;
+    int32_t v;
+    memcpy(&v, condOut_.data(), 4);
+    if (condNull_[0] || v == 0) continue;  // NULL does not fire
+    const ir::Rule& rule = *r.rule;
+    if (rule.action == ir::RuleAction::SYSTEM) {
+      if (pool_) pool_->submit(rule.name, rule.command);
+      continue;
+    }
+    // Each rule keeps at most max(RETENTION, 1) dumps open; a new trigger on a
+    // full ring drops the oldest, left incomplete (without RETENTION a dump restarts).
+    if (r.tasks.size() >= size_t(std::max(rule.dumpRetention, 1))) {
+      if (r.tasks.front().f) fclose(r.tasks.front().f);
+      r.tasks.pop_front();
+    }
+    DumpTask t;
+    std::string path = dumpPath(r);
+    t.f = fopen(path.c_str(), "wb");
+    if (!t.f) fprintf(stderr, "rule %s: cannot write %s\n", rule.name.c_str(), path.c_str());
+    t.next = n + rule.dumpFrom;
+    t.end = n + rule.dumpTo;
+    // Records before the trigger come from the history; missing ones are zero records.
+    std::vector<uint8_t> zero(size_t(out_.recordSize), 0);
+    while (t.next < n && t.next < t.end) {
+      const uint8_t* d = nullptr;
+      write(t, history(t.next, d) ? d : zero.data());
+    }
+    r.tasks.push_back(t);
+  }
+  // 2. this record goes to every dump whose window reaches it
+  for (auto& r : rules_)
+    for (auto it = r.tasks.begin(); it != r.tasks.end();) {
+      if (it->next == n && n < it->end) write(*it, rec);
+      if (it->next >= it->end) {
+        if (it->f) fclose(it->f);
+        it = r.tasks.erase(it);
+      } else {
+        ++it;
+      }
+    }
+}
+
+}  // namespace engine

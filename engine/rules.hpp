@@ -1,0 +1,86 @@
+// RULE actions: conditions evaluated on every record a stream writes;
+// DUMP writes the records around the trigger to dump files, SYSTEM runs a
+// shell command in a bounded pool of child processes that never blocks a slot.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/ir.hpp"
+#include "ir/layout.hpp"
+#include "vm/vm.hpp"
+
+namespace engine {
+
+// Children of DO SYSTEM. Reaped between slots; killed at shutdown, so no
+// zombie or orphan outlives the engine.
+class CommandPool {
+ public:
+  explicit CommandPool(int maxRunning = 4) : max_(maxRunning) {}
+  ~CommandPool();
+  // Starts `/bin/sh -c cmd` unless the pool is full; false when it was skipped.
+  bool submit(const std::string& rule, const std::string& cmd);
+  void reap();                  // collect finished children, log failures
+  void shutdown(int graceMs);   // wait a little, then kill what still runs
+  int running() const { return int(children_.size()); }
+  uint64_t skipped() const { return skipped_; }
+
+ private:
+  struct Child {
+    pid_t pid;
+    std::string rule;
+  };
+  int max_;
+  std::vector<Child> children_;
+  uint64_t skipped_ = 0;
+};
+
+// One RULE of one stream.
+struct DumpTask {
+  FILE* f = nullptr;
+  int64_t next = 0, end = 0;  // logical indices still to write: [next, end)
+};
+
+struct RuleRuntime {
+  const ir::Rule* rule = nullptr;
+  std::deque<DumpTask> tasks;  // this rule's open dumps, at most max(RETENTION, 1)
+  vm::Program cond;
+  void (*native)(const uint8_t*, const uint8_t*, uint8_t*, uint8_t*) = nullptr;
+  int triggers = 0;  // how many times it fired (names the next dump file)
+};
+
+// Record access for dumps: the stream's history by logical index.
+using RecordLookup = std::function<bool(int64_t n, const uint8_t*& data)>;
+
+// All rules of one stream, with their pending dump tasks.
+class StreamRules {
+ public:
+  StreamRules(const ir::Query& q, const ir::Layout& out, std::string storageDir, CommandPool* pool);
+  ~StreamRules();
+  std::vector<RuleRuntime>& rules() { return rules_; }
+  // Called after the stream wrote record n (its output record and flags).
+  void onRecord(int64_t n, const uint8_t* rec, const uint8_t* nulls, const RecordLookup& history);
+  int historyNeeded() const;  // records of the stream a negative DUMP start reads back
+
+ private:
+  std::string dumpPath(RuleRuntime& r);
+  void write(DumpTask& t, const uint8_t* rec);
+
+  const ir::Query& q_;
+  const ir::Layout& out_;
+  std::string dir_;
+  CommandPool* pool_;
+  std::vector<RuleRuntime> rules_;
+  vm::Machine machine_;
+  std::vector<uint8_t> condOut_, condNull_;
+  ir::Layout condLayout_;
+};
+
+}  // namespace engine
