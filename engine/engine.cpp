@@ -309,6 +309,24 @@ void Engine::Impl::prepare() {
     s->hist.commit();
   }
   if (!opt.interpret) compileNative();
+  if (rotation >= 0) {
+    // Never overwrite an earlier run's archive, even if the counter file was lost.
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::path dir = storageDir.empty() ? fs::path(".") : fs::path(storageDir);
+    for (auto* s : computed) {
+      const std::string data = s->q->filename.empty() ? s->q->id : s->q->filename;
+      for (auto& e : fs::directory_iterator(dir, ec)) {
+        std::string n = e.path().filename().string();
+        auto at = n.rfind(".old");
+        if (at == std::string::npos || n.compare(0, data.size(), data) != 0) continue;
+        if (n.size() <= data.size() || (n[data.size()] != '.' && n[data.size()] != '_')) continue;
+        std::string k = n.substr(at + 4);
+        if (k.empty() || k.find_first_not_of("0123456789") != std::string::npos || k.size() > 9) continue;
+        rotation = std::max(rotation, std::stoi(k) + 1);
+      }
+    }
+  }
   buildGraph();
 }
 
