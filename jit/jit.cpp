@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 
+#include "vm/type_tags.hpp"
 #include "vm/values.hpp"
 
 // ---------------------------------------------------------------- runtime helpers
@@ -63,28 +64,7 @@ using ir::Type;
 
 namespace {
 
-struct U8 { static constexpr Type T = Type::BYTE; };
-struct I32 { static constexpr Type T = Type::INTEGER; };
-struct U32 { static constexpr Type T = Type::UINT; };
-struct RAT { static constexpr Type T = Type::RATIONAL; };
-struct F32 { static constexpr Type T = Type::FLOAT; };
-struct F64 { static constexpr Type T = Type::DOUBLE; };
-struct STR { static constexpr Type T = Type::STRING; };
-struct ANY {};
-template <class A, class B>
-struct Pair {
-  using From = A;
-  using To = B;
-};
-#define PAIRS(X) \
-  X(U8, I32) X(U8, U32) X(U8, RAT) X(U8, F32) X(U8, F64) X(U8, STR) X(I32, U8) X(I32, U32) X(I32, RAT) X(I32, F32) \
-  X(I32, F64) X(I32, STR) X(U32, U8) X(U32, I32) X(U32, RAT) X(U32, F32) X(U32, F64) X(U32, STR) X(RAT, U8)        \
-  X(RAT, I32) X(RAT, U32) X(RAT, F32) X(RAT, F64) X(RAT, STR) X(F32, U8) X(F32, I32) X(F32, U32) X(F32, RAT)        \
-  X(F32, F64) X(F32, STR) X(F64, U8) X(F64, I32) X(F64, U32) X(F64, RAT) X(F64, F32) X(F64, STR) X(STR, U8)         \
-  X(STR, I32) X(STR, U32) X(STR, RAT) X(STR, F32) X(STR, F64)
-#define DEF_PAIR(a, b) using a##_##b = Pair<a, b>;
-PAIRS(DEF_PAIR)
-#undef DEF_PAIR
+using namespace vm::tags;  // the opcode table's operand types
 
 struct Unsupported : std::runtime_error {
   using std::runtime_error::runtime_error;

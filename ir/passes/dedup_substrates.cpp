@@ -7,9 +7,7 @@
 
 namespace ir::passes {
 
-namespace {
-
-bool sameShapes(const Query& a, const Query& b) {
+bool sameFieldShapes(const Query& a, const Query& b) {
   if (a.schema.size() != b.schema.size()) return false;
   for (size_t i = 0; i < a.schema.size(); ++i)
     if (a.schema[i].type != b.schema[i].type || a.schema[i].rlen != b.schema[i].rlen ||
@@ -17,6 +15,8 @@ bool sameShapes(const Query& a, const Query& b) {
       return false;
   return true;
 }
+
+namespace {
 
 // Input position j of q as (stream, element), following its FROM operands.
 std::vector<std::pair<std::string, int>> inputPositions(const Plan& p, const Query& q) {
@@ -89,7 +89,7 @@ bool deduplicateSubstrates(Plan& p) {
       for (size_t b = 0; b < p.queries.size(); ++b) {
         if (a == b) continue;
         const Query& it2 = p.queries[b];
-        if (it2.interval != it.interval || it2.program != it.program || !sameShapes(it, it2)) continue;
+        if (it2.interval != it.interval || it2.program != it.program || !sameFieldShapes(it, it2)) continue;
         if (!it2.isSubstrat && !passesThrough(p, it2)) continue;
         const std::string from = it.id, to = it2.id;
         p.queries.erase(p.queries.begin() + long(a));

@@ -67,15 +67,6 @@ bool shiftOf(const Query& q, std::string& src, int& n) {
   return n >= 0;
 }
 
-bool sameShapes(const Query& a, const Query& b) {
-  if (a.schema.size() != b.schema.size()) return false;
-  for (size_t i = 0; i < a.schema.size(); ++i)
-    if (a.schema[i].type != b.schema[i].type || a.schema[i].rlen != b.schema[i].rlen ||
-        a.schema[i].rarray != b.schema[i].rarray)
-      return false;
-  return true;
-}
-
 }  // namespace
 
 void retarget(Query& q, const std::string& from, const std::string& to) {
@@ -104,7 +95,7 @@ bool factorMatchedHashTimeMoves(Plan& p) {
       const std::string H = substrateName(hashProg);
       if (const Query* h = p.find(H)) {
         if (countId(p, H) != 1 || !h->isSubstrat || h->program != hashProg || h->interval != q.interval ||
-            !sameShapes(*h, p.get(L)))
+            !sameFieldShapes(*h, p.get(L)))
           continue;
       } else {
         Query nq = p.get(L);

@@ -30,6 +30,9 @@ std::vector<Field> flattenSchema(const Query& src);  // one field per flat eleme
 // intervals.cpp
 void resolveStreamIntervals(Plan& p);
 
+// Same schema shape: field count and (type, rlen, rarray) of each field; names are not compared.
+bool sameFieldShapes(const Query& a, const Query& b);
+
 // factor_hash_timemoves.cpp
 bool factorMatchedHashTimeMoves(Plan& p);
 void retarget(Query& q, const std::string& from, const std::string& to);
