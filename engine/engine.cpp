@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <set>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +25,8 @@
 #include "jit/jit.hpp"
 #endif
 #include "engine/rules.hpp"
+#include "grammar/front.hpp"
+#include "ir/compile.hpp"
 #include "ir/passes/passes.hpp"
 #include "storage/descriptor.hpp"
 #include "storage/source.hpp"
@@ -154,6 +158,8 @@ struct Stream {
   std::vector<Rational> operandRatio;  // Δ/Δ_operand (index map of +)
   int64_t due = 0;        // due slots seen so far
   bool dueNow = false;
+  bool wroteNow = false;   // wrote a record in the current slot
+  int64_t firstIndex = 0;  // an ad hoc stream's first record (logical index)
   // sources
   std::unique_ptr<storage::Source> source;
   // computed
@@ -183,6 +189,9 @@ struct Engine::Impl {
   std::vector<int64_t> ticks;  // distinct intervals in ticks
   std::vector<int64_t> counters;
   std::vector<char> tickDue;  // whether distinct interval i is due in the current slot
+  int64_t now = 0;            // the current slot, in ticks
+  int adhocUnits = 0;
+  std::deque<ir::Query> adhocQueries;  // imported statements (stable addresses)
   CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;
   std::unique_ptr<tbb::flow::graph> graph;
@@ -203,7 +212,8 @@ struct Engine::Impl {
   void prepare();
   void openArtifacts(Stream& s);
   void buildGraph();
-  void compileNative();
+  void compileNative(const std::vector<Stream*>& which, const std::string& unit);
+  void setupStream(Stream& s, const ir::Plan& p);
 
   // ------------------------------------------------------------ running
   void compute(Stream& s);
@@ -259,56 +269,13 @@ void Engine::Impl::prepare() {
   tickDue.assign(ticks.size(), 0);
   for (auto& s : streams) s->tickIndex = size_t(std::find(ticks.begin(), ticks.end(), s->tick) - ticks.begin());
 
-  for (auto& sp : streams) {
-    Stream& s = *sp;
-    const ir::Query& q = *s.q;
-    int64_t cap = 1;
-    if (auto it = plan.maxCapacity.find(q.id); it != plan.maxCapacity.end()) cap = it->second;
-    // Generous history: the compiler's demand plus a margin for consumers that
-    // read slightly ahead of the minimum (ad hoc streams among them).
-    cap = cap * 2 + 8;
-    if (s.declared) {
-      s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, 0);
-      bool text = q.sourceKind == ir::SourceKind::TEXTSOURCE;
-      s.source = storage::openSource(text ? storage::SourceFormat::TEXT : storage::SourceFormat::BINARY, q.filename,
-                                     s.out, q.isOneShot || opt.untilEof);
-      declared.push_back(&s);
-    } else {
-      for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);
-      s.in = ir::Layout::of(ir::passes::inputRecord(plan, q));
-      if (!q.rules.empty()) {
-        s.rules = std::make_unique<StreamRules>(q, s.out, storageDir, &commands);
-        cap = std::max<int64_t>(cap, s.rules->historyNeeded() + 2);
-      }
-      s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, q.origin);
-      s.inRec.assign(size_t(std::max(s.in.recordSize, 1)), 0);
-      s.inNull.assign(std::max<size_t>(s.in.elems.size(), 1), 0);
-      s.outRec.assign(size_t(std::max(s.out.recordSize, 1)), 0);
-      s.outNull.assign(std::max<size_t>(s.out.elems.size(), 1), 0);
-      int base = 0;
-      const bool add = q.program.back().op == ir::Op::STREAM_ADD;
-      for (int src : s.srcs) {
-        Stream& o = *streams[size_t(src)];
-        s.operandBase.push_back(add ? base : 0);
-        s.operandWhole.push_back(sameShape(o.out, s.in, add ? base : 0));
-        s.operandRatio.push_back(q.interval / o.q->interval);
-        if (add) base += int(o.out.elems.size());
-      }
-      try {
-        s.prog = vm::lowerFields(q, s.in, s.out);
-      } catch (const ir::CompileError& e) {
-        throw EngineError(e.what());
-      }
-      computed.push_back(&s);
-    }
-    openArtifacts(s);
-  }
+  for (auto& sp : streams) setupStream(*sp, plan);
   // Zero step: every source reads its record 0 straight into its history.
   for (auto* s : declared) {
     s->source->next(s->hist.nextData(), s->hist.nextNulls());
     s->hist.commit();
   }
-  if (!opt.interpret) compileNative();
+  if (!opt.interpret) compileNative(computed, "plan");
   if (rotation >= 0) {
     // Never overwrite an earlier run's archive, even if the counter file was lost.
     namespace fs = std::filesystem;
@@ -332,16 +299,17 @@ void Engine::Impl::prepare() {
 
 // Compiles every stream's field program with the JIT, once, before the run.
 // A program the JIT cannot take stays on the VM (said with -v).
-void Engine::Impl::compileNative() {
+void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::string& unit) {
 #if RDB_WITH_JIT
   std::string err;
-  jit = jit::Jit::create(err);
+  if (!jit) jit = jit::Jit::create(err);
   if (!jit) {
     fprintf(stderr, "warning: JIT unavailable (%s); running on the VM\n", err.c_str());
     return;
   }
+  const std::vector<Stream*>& computed = which;
   std::vector<jit::Request> reqs;
-  for (auto* s : computed) reqs.push_back({"rdb_stream_" + std::to_string(s->index), &s->prog, &s->in, &s->out});
+  for (auto* s : computed) reqs.push_back({unit + "_stream_" + std::to_string(s->index), &s->prog, &s->in, &s->out});
   static ir::Layout condLayout = [] {
     ir::Field f;
     f.type = Type::INTEGER;
@@ -351,11 +319,11 @@ void Engine::Impl::compileNative() {
   for (auto* s : computed)
     if (s->rules)
       for (auto& r : s->rules->rules()) {
-        reqs.push_back({"rdb_rule_" + std::to_string(reqs.size()), &r.cond, &s->out, &condLayout});
+        reqs.push_back({unit + "_rule_" + std::to_string(reqs.size()), &r.cond, &s->out, &condLayout});
         ruleOrder.push_back(&r);
       }
   auto t0 = std::chrono::steady_clock::now();
-  auto res = jit->compile("plan", reqs);
+  auto res = jit->compile(unit, reqs);
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (size_t i = 0; i < ruleOrder.size(); ++i) ruleOrder[i]->native = res[computed.size() + i].fn;
   int native = 0;
@@ -365,7 +333,55 @@ void Engine::Impl::compileNative() {
     else if (opt.verbose) fprintf(stdout, "stream %s runs on the VM: %s\n", computed[i]->q->id.c_str(), res[i].why.c_str());
   }
   if (opt.verbose) fprintf(stdout, "JIT: %d of %zu streams compiled in %.1f ms\n", native, computed.size(), ms);
+#else
+  (void)which;
+  (void)unit;
 #endif
+}
+
+// Runtime state of one stream: history, source or program, rules, artifacts.
+void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
+  const ir::Query& q = *s.q;
+  int64_t cap = 1;
+  if (auto it = p.maxCapacity.find(q.id); it != p.maxCapacity.end()) cap = it->second;
+  // Generous history: the compiler's demand plus a margin for consumers that
+  // read slightly ahead of the minimum (ad hoc streams among them).
+  cap = cap * 2 + 8;
+  if (s.declared) {
+    s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, 0);
+    bool text = q.sourceKind == ir::SourceKind::TEXTSOURCE;
+    s.source = storage::openSource(text ? storage::SourceFormat::TEXT : storage::SourceFormat::BINARY, q.filename,
+                                   s.out, q.isOneShot || opt.untilEof);
+    declared.push_back(&s);
+  } else {
+    for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);
+    s.in = ir::Layout::of(ir::passes::inputRecord(p, q));
+    if (!q.rules.empty()) {
+      s.rules = std::make_unique<StreamRules>(q, s.out, storageDir, &commands);
+      cap = std::max<int64_t>(cap, s.rules->historyNeeded() + 2);
+    }
+    s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, q.origin);
+    s.inRec.assign(size_t(std::max(s.in.recordSize, 1)), 0);
+    s.inNull.assign(std::max<size_t>(s.in.elems.size(), 1), 0);
+    s.outRec.assign(size_t(std::max(s.out.recordSize, 1)), 0);
+    s.outNull.assign(std::max<size_t>(s.out.elems.size(), 1), 0);
+    int base = 0;
+    const bool add = q.program.back().op == ir::Op::STREAM_ADD;
+    for (int src : s.srcs) {
+      Stream& o = *streams[size_t(src)];
+      s.operandBase.push_back(add ? base : 0);
+      s.operandWhole.push_back(sameShape(o.out, s.in, add ? base : 0));
+      s.operandRatio.push_back(q.interval / o.q->interval);
+      if (add) base += int(o.out.elems.size());
+    }
+    try {
+      s.prog = vm::lowerFields(q, s.in, s.out);
+    } catch (const ir::CompileError& e) {
+      throw EngineError(e.what());
+    }
+    computed.push_back(&s);
+  }
+  openArtifacts(s);
 }
 
 void Engine::Impl::openArtifacts(Stream& s) {
@@ -706,8 +722,10 @@ void Engine::Impl::emit(Stream& s, int64_t n) {
 
 void Engine::Impl::compute(Stream& s) {
   ++s.due;
+  s.wroteNow = false;
   const int64_t n = s.due - 1 - s.q->tail;
-  if (n < s.q->origin) return;  // silent slot: no record exists yet
+  if (n < s.q->origin || n < s.firstIndex) return;  // silent slot: no record exists yet
+  s.wroteNow = true;
   if (!buildInput(s, n)) return;
   if (s.native) {
     s.native(s.inRec.data(), s.inNull.data(), s.outRec.data(), s.outNull.data());
@@ -748,10 +766,15 @@ Engine::~Engine() {
 
 void Engine::prepare() { impl_->prepare(); }
 
-int64_t Engine::run(const std::atomic<bool>& stop) {
+int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   Impl& m = *impl_;
   const auto anchor = std::chrono::steady_clock::now();
   int64_t slots = 0;
+  std::vector<std::string> wrote;
+  if (hooks.afterSlot) {  // the zero step: every source has its record 0
+    for (auto* s : m.declared) wrote.push_back(s->q->id);
+    hooks.afterSlot(wrote);
+  }
   while (!stop.load(std::memory_order_relaxed)) {
     if (m.opt.limit > 0 && slots >= m.opt.limit - 1) break;
     // Next grid point: the smallest multiple among the distinct intervals.
@@ -761,10 +784,16 @@ int64_t Engine::run(const std::atomic<bool>& stop) {
       m.tickDue[i] = m.ticks[i] * m.counters[i] == t;
       if (m.tickDue[i]) ++m.counters[i];
     }
+    m.now = t;
     if (!m.opt.noClock) {
       auto deadline = anchor + std::chrono::nanoseconds(int64_t(__int128(t) * 1000000000 / m.ticksPerSecond));
-      std::this_thread::sleep_until(deadline);
+      if (hooks.waitUntil) hooks.waitUntil(deadline);
+      else std::this_thread::sleep_until(deadline);
+      if (stop.load(std::memory_order_relaxed)) break;
+    } else if (hooks.idle && (slots & 4095) == 0) {
+      hooks.idle();
     }
+    t = m.now;  // an import during the wait may have rescaled the tick unit
     for (auto* s : m.computed) s->dueNow = m.tickDue[s->tickIndex];
     // Pass 1: computed streams, producers before consumers.
     if (m.graph) {
@@ -794,6 +823,14 @@ int64_t Engine::run(const std::atomic<bool>& stop) {
       exhausted = exhausted || s->source->exhausted();
     }
     ++slots;
+    if (hooks.afterSlot) {
+      wrote.clear();
+      for (auto* s : m.computed)
+        if (s->dueNow && s->wroteNow) wrote.push_back(s->q->id);
+      for (auto* s : m.declared)
+        if (m.tickDue[s->tickIndex]) wrote.push_back(s->q->id);
+      hooks.afterSlot(wrote);
+    }
     if (m.opt.untilEof && exhausted) break;
     if (m.opt.stopOnKey) {
       pollfd p{0, POLLIN, 0};
@@ -820,6 +857,158 @@ void Engine::finish() {
     std::ofstream out(m.rotationFile, std::ios::trunc);
     out << (m.rotation + 1);
   }
+}
+
+
+// ================================================================ live plan
+static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& caps) {
+  StreamStatus st;
+  const ir::Query& q = *s.q;
+  st.id = q.id;
+  st.interval = q.interval;
+  st.declared = s.declared;
+  st.generated = q.isGenerated();
+  st.records = s.declared ? s.hist.count : (s.store ? int64_t(s.store->count()) : s.hist.count);
+  st.bytes = s.declared ? -1 : st.records * s.out.recordSize;
+  auto it = caps.find(q.id);
+  st.capacity = it == caps.end() ? 1 : it->second;
+  st.location = q.filename;
+  for (auto& f : q.schema) st.fields.push_back({f.name, ir::typeName(f.type)});
+  st.programTokens = int(q.program.size());
+  return st;
+}
+
+std::vector<StreamStatus> Engine::status() const {
+  std::vector<StreamStatus> out;
+  for (auto& s : impl_->streams) out.push_back(statusOf(*s, impl_->plan.maxCapacity));
+  return out;
+}
+
+std::optional<StreamStatus> Engine::status(const std::string& id) const {
+  for (auto& s : impl_->streams)
+    if (s->q->id == id) return statusOf(*s, impl_->plan.maxCapacity);
+  return std::nullopt;
+}
+
+bool Engine::newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls, const ir::Layout*& layout) const {
+  for (auto& s : impl_->streams) {
+    if (s->q->id != id) continue;
+    if (s->hist.count == 0) return false;
+    layout = &s->out;
+    return s->hist.get(s->hist.newest(), data, nulls);
+  }
+  return false;
+}
+
+std::string Engine::importStatement(const std::string& text) {
+  Impl& m = *impl_;
+  // Only SELECT is accepted here (the reference's replies for the others).
+  std::string head;
+  for (char c : text) {
+    if (isspace((unsigned char)c)) {
+      if (head.empty()) continue;
+      break;
+    }
+    head += char(toupper((unsigned char)c));
+  }
+  if (head == "RULE") return "Fail parse: AdHoc RULE not yet supported";
+  if (head == "STORAGE" || head == "SUBSTRAT" || head == "ROTATION") return "Fail parse: AdHoc STORAGE, SUBSTRAT or PERCOUTNER not supported";
+  if (head == "DECLARE") return "Fail parse: AdHoc DECLARE not supported";
+  if (head != "SELECT") return "Unrecognized command. AdHoc query must start with SELECT";
+  std::vector<ir::Query> parsed;
+  try {
+    parsed = rql::parseStatement(text);
+  } catch (const rql::SyntaxError& e) {
+    return std::string("Fail parse: ") + e.what();
+  } catch (const ir::CompileError& e) {
+    return std::string("Fail parse: ") + e.what();
+  }
+  if (parsed.size() != 1 || parsed[0].isDeclaration()) return "Unrecognized command. AdHoc query must start with SELECT";
+  // Compile the live plan plus the statement; running streams must come out unchanged.
+  ir::Plan cand;
+  cand.options = m.plan.options;
+  cand.restrictedSharing = true;
+  cand.newIds.insert(parsed[0].id);
+  std::map<std::string, const ir::Query*> live;
+  for (auto& q : m.plan.queries)
+    if (q.isDirective()) cand.queries.push_back(q);
+  for (auto& s : m.streams) {
+    cand.queries.push_back(*s->q);
+    live[s->q->id] = s->q;
+    cand.frozenIds.insert(s->q->id);
+  }
+  if (live.count(parsed[0].id)) return "Check result:Stream '" + parsed[0].id + "' is defined more than once";
+  cand.queries.push_back(parsed[0]);
+  try {
+    ir::compilePlan(cand);
+  } catch (const std::exception& e) {
+    return std::string("Check result:") + e.what();
+  }
+  std::vector<const ir::Query*> fresh;
+  for (auto& q : cand.queries) {
+    if (q.isDirective()) continue;
+    auto it = live.find(q.id);
+    if (it == live.end()) {
+      fresh.push_back(&q);
+      continue;
+    }
+    const ir::Query& old = *it->second;
+    bool same = old.program == q.program && old.interval == q.interval && old.schema.size() == q.schema.size();
+    for (size_t i = 0; same && i < q.schema.size(); ++i)
+      same = old.schema[i].program == q.schema[i].program && old.schema[i].type == q.schema[i].type;
+    if (!same) return "Check result:the ad hoc query would change the running stream '" + q.id + "'";
+  }
+  // Instantiate the new streams (producers first: cand is in topological order).
+  int64_t den = m.ticksPerSecond;
+  for (auto* q : fresh) den = lcm64(den, q->interval.den);
+  if (den != m.ticksPerSecond) {  // a finer tick unit: scale every tick and the clock
+    const int64_t f = den / m.ticksPerSecond;
+    for (auto& t : m.ticks) t *= f;
+    for (auto& s : m.streams) s->tick *= f;
+    m.now *= f;
+    m.ticksPerSecond = den;
+  }
+  std::vector<Stream*> added;
+  for (auto* qp : fresh) {
+    m.adhocQueries.push_back(*qp);
+    const ir::Query& q = m.adhocQueries.back();
+    auto s = std::make_unique<Stream>();
+    s->q = &q;
+    s->index = int(m.streams.size());
+    s->out = ir::Layout::of(q.schema);
+    s->tick = q.interval.num * (den / q.interval.den);
+    auto ti = std::find(m.ticks.begin(), m.ticks.end(), s->tick);
+    if (ti == m.ticks.end()) {
+      m.ticks.push_back(s->tick);
+      m.counters.push_back(m.now / s->tick + 1);  // joins at the next grid point after this slot
+      m.tickDue.push_back(0);
+      ti = m.ticks.end() - 1;
+    }
+    s->tickIndex = size_t(ti - m.ticks.begin());
+    m.plan.maxCapacity[q.id] = cand.maxCapacity.count(q.id) ? cand.maxCapacity.at(q.id) : 1;
+    Stream& ref = *s;
+    m.streams.push_back(std::move(s));
+    try {
+      m.setupStream(ref, cand);
+    } catch (const std::exception& e) {
+      m.streams.pop_back();
+      if (!m.computed.empty() && m.computed.back() == &ref) m.computed.pop_back();
+      return std::string("Check result:") + e.what();
+    }
+    // Its first record is the one whose nominal time is its first due slot.
+    ref.due = m.now / ref.tick;
+    ref.firstIndex = std::max<int64_t>(q.origin, ref.due - q.tail);
+    ref.hist.base = ref.firstIndex;
+    added.push_back(&ref);
+  }
+  if (!m.opt.interpret && !added.empty()) m.compileNative(added, "adhoc" + std::to_string(++m.adhocUnits));
+  if (m.graph) {  // the flow graph gets the new nodes
+    m.nodes.clear();
+    m.start.reset();
+    m.graph.reset();
+    m.buildGraph();
+  }
+  return "OK";
 }
 
 }  // namespace engine

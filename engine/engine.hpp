@@ -5,11 +5,16 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/ir.hpp"
+#include "ir/layout.hpp"
 
 namespace engine {
 
@@ -27,6 +32,29 @@ struct EngineError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a client can see of one stream (xqry --dir / --detail).
+struct StreamStatus {
+  std::string id;
+  ir::Rational interval;
+  bool declared = false, generated = false;
+  int64_t records = 0;  // stored (computed) or read (declared)
+  int64_t bytes = -1;   // data bytes stored; -1 for declared sources
+  int64_t capacity = 0; // history the compiler asked for
+  std::string location; // FILE literal
+  std::vector<std::pair<std::string, std::string>> fields;  // name, TYPE
+  int programTokens = 0;
+};
+
+// Called on the engine's thread; the engine's live-plan methods may be used from them.
+struct SlotHooks {
+  // Waits for the next slot's deadline (clocked runs); without it the engine sleeps.
+  std::function<void(std::chrono::steady_clock::time_point)> waitUntil;
+  // Offline runs: called every few thousand slots so clients are still served.
+  std::function<void()> idle;
+  // After each slot (and after the zero step) with the streams that wrote a record.
+  std::function<void(const std::vector<std::string>&)> afterSlot;
+};
+
 class Engine {
  public:
   Engine(const ir::Plan& plan, Options opt);
@@ -38,7 +66,16 @@ class Engine {
   void prepare();
   // Runs until the limit, the end of input (--until-eof) or `stop`.
   // Returns the number of slots processed.
-  int64_t run(const std::atomic<bool>& stop);
+  int64_t run(const std::atomic<bool>& stop, const SlotHooks& hooks = {});
+
+  // ---- the live plan (call on the engine's thread, e.g. from a SlotHooks callback)
+  std::vector<StreamStatus> status() const;
+  std::optional<StreamStatus> status(const std::string& id) const;
+  // The newest record of a stream with its element layout; false when none yet.
+  bool newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls, const ir::Layout*& layout) const;
+  // Imports one ad hoc SELECT into the running plan; it starts at the next grid
+  // point. Returns "OK" or the reason it was rejected (the plan is then unchanged).
+  std::string importStatement(const std::string& text);
   // Closes artifacts (rotation renames, counter update).
   void finish();
 

@@ -166,6 +166,7 @@ struct Plan {
   Options options;
   bool restrictedSharing = false;  // ad hoc import: share only newly imported ids
   std::set<std::string> newIds;
+  std::set<std::string> frozenIds;  // ad hoc import: running streams no pass may rewrite or remove
   std::string sourceFile;  // for error messages
 
   Query* find(const std::string& id);

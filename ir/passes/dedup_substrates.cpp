@@ -85,7 +85,7 @@ bool deduplicateSubstrates(Plan& p) {
     changed = false;
     for (size_t a = 0; a < p.queries.size() && !changed; ++a) {
       const Query& it = p.queries[a];
-      if (!it.isSubstrat) continue;
+      if (!it.isSubstrat || p.frozenIds.count(it.id)) continue;  // a running stream is never removed
       for (size_t b = 0; b < p.queries.size(); ++b) {
         if (a == b) continue;
         const Query& it2 = p.queries[b];

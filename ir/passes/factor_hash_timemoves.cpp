@@ -80,6 +80,7 @@ bool factorMatchedHashTimeMoves(Plan& p) {
     changed = false;
     for (size_t qi = 0; qi < p.queries.size() && !changed; ++qi) {
       Query& q = p.queries[qi];
+      if (p.frozenIds.count(q.id)) continue;  // a running stream is never rewritten
       if (q.program.size() != 3 || q.program[2].op != Op::STREAM_HASH || q.program[0].op != Op::PUSH_STREAM ||
           q.program[1].op != Op::PUSH_STREAM)
         continue;
