@@ -160,6 +160,7 @@ struct Stream {
   bool dueNow = false;
   bool wroteNow = false;   // wrote a record in the current slot
   int64_t firstIndex = 0;  // an ad hoc stream's first record (logical index)
+  int64_t joinAt = 0;      // an ad hoc stream is due only from this slot (ticks) on
   // sources
   std::unique_ptr<storage::Source> source;
   // computed
@@ -794,7 +795,7 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
       hooks.idle();
     }
     t = m.now;  // an import during the wait may have rescaled the tick unit
-    for (auto* s : m.computed) s->dueNow = m.tickDue[s->tickIndex];
+    for (auto* s : m.computed) s->dueNow = m.tickDue[s->tickIndex] && t >= s->joinAt;
     // Pass 1: computed streams, producers before consumers.
     if (m.graph) {
       m.start->try_put(tbb::flow::continue_msg());
@@ -875,6 +876,7 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
   st.location = q.filename;
   for (auto& f : q.schema) st.fields.push_back({f.name, ir::typeName(f.type)});
   st.programTokens = int(q.program.size());
+  if (!s.declared && !q.isSubstrat) st.statement = q.text;
   return st;
 }
 
@@ -919,9 +921,9 @@ std::string Engine::importStatement(const std::string& text) {
   try {
     parsed = rql::parseStatement(text);
   } catch (const rql::SyntaxError& e) {
-    return std::string("Fail parse: ") + e.what();
+    return std::string("Fail parse:") + e.what();
   } catch (const ir::CompileError& e) {
-    return std::string("Fail parse: ") + e.what();
+    return std::string("Fail parse:") + e.what();
   }
   if (parsed.size() != 1 || parsed[0].isDeclaration()) return "Unrecognized command. AdHoc query must start with SELECT";
   // Compile the live plan plus the statement; running streams must come out unchanged.
@@ -937,12 +939,12 @@ std::string Engine::importStatement(const std::string& text) {
     live[s->q->id] = s->q;
     cand.frozenIds.insert(s->q->id);
   }
-  if (live.count(parsed[0].id)) return "Check result:Stream '" + parsed[0].id + "' is defined more than once";
+  if (live.count(parsed[0].id)) return "dataModel::addQueryToModel FAILED:" + parsed[0].id;
   cand.queries.push_back(parsed[0]);
   try {
     ir::compilePlan(cand);
   } catch (const std::exception& e) {
-    return std::string("Check result:") + e.what();
+    return std::string("Fail local chain compiler:") + e.what();
   }
   std::vector<const ir::Query*> fresh;
   for (auto& q : cand.queries) {
@@ -956,7 +958,7 @@ std::string Engine::importStatement(const std::string& text) {
     bool same = old.program == q.program && old.interval == q.interval && old.schema.size() == q.schema.size();
     for (size_t i = 0; same && i < q.schema.size(); ++i)
       same = old.schema[i].program == q.schema[i].program && old.schema[i].type == q.schema[i].type;
-    if (!same) return "Check result:the ad hoc query would change the running stream '" + q.id + "'";
+    if (!same) return "Compile chain failed:the ad hoc query would change the running stream '" + q.id + "'";
   }
   // Instantiate the new streams (producers first: cand is in topological order).
   int64_t den = m.ticksPerSecond;
@@ -964,7 +966,10 @@ std::string Engine::importStatement(const std::string& text) {
   if (den != m.ticksPerSecond) {  // a finer tick unit: scale every tick and the clock
     const int64_t f = den / m.ticksPerSecond;
     for (auto& t : m.ticks) t *= f;
-    for (auto& s : m.streams) s->tick *= f;
+    for (auto& s : m.streams) {
+      s->tick *= f;
+      s->joinAt *= f;
+    }
     m.now *= f;
     m.ticksPerSecond = den;
   }
@@ -993,9 +998,11 @@ std::string Engine::importStatement(const std::string& text) {
     } catch (const std::exception& e) {
       m.streams.pop_back();
       if (!m.computed.empty() && m.computed.back() == &ref) m.computed.pop_back();
-      return std::string("Check result:") + e.what();
+      return std::string("Compile chain failed:") + e.what();
     }
-    // Its first record is the one whose nominal time is its first due slot.
+    // It joins at the next grid point after this slot; its first record is the
+    // one whose nominal time is that point.
+    ref.joinAt = m.now + 1;
     ref.due = m.now / ref.tick;
     ref.firstIndex = std::max<int64_t>(q.origin, ref.due - q.tail);
     ref.hist.base = ref.firstIndex;

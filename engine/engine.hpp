@@ -43,6 +43,7 @@ struct StreamStatus {
   std::string location; // FILE literal
   std::vector<std::pair<std::string, std::string>> fields;  // name, TYPE
   int programTokens = 0;
+  std::string statement;  // the query text of a user stream; empty for declared and generated ones
 };
 
 // Called on the engine's thread; the engine's live-plan methods may be used from them.

@@ -555,7 +555,9 @@ static void parseLine(const LogicalLine& line, std::vector<ir::Query>& out) {
   ctx.lex = &lex;
   ctx.out = &out;
   gen::Parser parser(ctx);
+  const size_t before = out.size();
   parser.parse();
+  for (size_t i = before; i < out.size(); ++i) out[i].text = line.text;
 }
 
 std::vector<ir::Query> parseText(const std::string& text) {

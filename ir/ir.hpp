@@ -134,6 +134,7 @@ struct Query {
   std::set<std::string> userRefs;   // stream names the user wrote in field/rule programs
   std::set<std::string> fieldRefs;  // the subset written in field programs
   SrcLoc loc;                       // where the statement starts
+  std::string text;                 // the statement's logical line, as written
 
   bool isDirective() const { return !id.empty() && id[0] == ':'; }
   bool isDeclaration() const { return program.empty(); }

@@ -16,6 +16,7 @@
 
 #include "build_config.h"
 #include "engine/engine.hpp"
+#include "ipc/ipc.hpp"
 #include "tools/config.hpp"
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
@@ -164,13 +165,21 @@ void onSignal(int) { gStop.store(true); }
 struct InstanceLock {
   std::string path;
   int fd = -1;
-  bool take(const std::string& prog, const std::string& queryFile) {
-    path = (std::filesystem::temp_directory_path() / (prog + "_service.lock")).string();
+  // Takes the lock (a second instance stops here); the contents come later,
+  // once clients can connect, so "PID: <pid>" in the file means "serving".
+  bool acquire(const std::string& dir, const std::string& prog) {
+    path = ((dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir)) /
+            (prog + "_service.lock")).string();
     fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
       fmt::print(stderr, "Another instance is running, errno: {}\n", strerror(errno));
+      if (fd >= 0) ::close(fd);
+      fd = -1;
       return false;
     }
+    return true;
+  }
+  bool announce(const std::string& queryFile) {
     std::string text = fmt::format("PID: {}\nPPID: {}\nMODE: process\n", getpid(), getppid());
     if (!queryFile.empty()) {
       std::error_code ec;
@@ -215,16 +224,40 @@ int runMode(int argc, char** argv) {
   const std::string prog = baseName(argv[0]);
   if (status) {
     fmt::print("Checking service status.\n");
-    std::string path = (std::filesystem::temp_directory_path() / (prog + "_service.lock")).string();
+    std::string path = ((gConfig.lockDir.empty() ? std::filesystem::temp_directory_path()
+                                                 : std::filesystem::path(gConfig.lockDir)) /
+                        (prog + "_service.lock")).string();
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     bool running = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0;
     if (fd >= 0) ::close(fd);
     fmt::print("{}_service: {}\n", prog, running ? "Running" : "Stopped");
     return running ? 37 : 0;
   }
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  std::signal(SIGHUP, onSignal);
+  // IPC first, then the lock: "lock present" means clients can connect.
+  ipc::ServerOptions sopt;
+  sopt.queueBufferSeconds = gConfig.queueBufferSeconds;
+  sopt.minQueueElements = gConfig.minQueueElements;
+  sopt.log = [](const std::string& m) { fmt::print(stderr, "xretractor: {}\n", m); };
+  std::string ipcError;
+  const std::string socket = ipc::socketPath(gConfig.lockDir);
   if (queryFile.empty()) {
-    fmt::print(stderr, "{}: no query file given\n", prog);
-    return 1;
+    // Idle: no plan, but hello and kill work; data commands answer empty.
+    InstanceLock lock;
+    if (!lock.acquire(gConfig.lockDir, prog)) return 37;
+    auto server = ipc::Server::open(socket, ipcError, sopt);
+    if (!server) {
+      fmt::print(stderr, "{}: cannot open {}: {}\n", prog, socket, ipcError);
+      return 10;
+    }
+    if (!lock.announce("")) return 37;
+    ipc::ServerHooks idleHooks;
+    idleHooks.kill = [] { gStop.store(true); };
+    for (int64_t n = 1; !gStop.load() && (limit == 0 || n < limit); ++n) server->poll(idleHooks, 100);
+    server->shutdown();
+    return 0;
   }
   ir::Plan plan;
   if (int rc = compileFile(argv[0], queryFile, ir::defaultOptions(), plan)) return rc;
@@ -235,11 +268,14 @@ int runMode(int argc, char** argv) {
     plan.queries.insert(plan.queries.begin(), st);
   }
   if (verbose) fmt::print("{}", ir::dumpPlan(plan));
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
-  std::signal(SIGHUP, onSignal);
   InstanceLock lock;
-  if (!lock.take(prog, queryFile)) return 37;
+  if (!lock.acquire(gConfig.lockDir, prog)) return 37;
+  auto server = ipc::Server::open(socket, ipcError, sopt);
+  if (!server) {
+    fmt::print(stderr, "{}: cannot open {}: {}\n", prog, socket, ipcError);
+    return 10;
+  }
+  if (!lock.announce(queryFile)) return 37;
   engine::Options opt;
   opt.limit = limit;
   opt.noClock = noClock;
@@ -250,15 +286,78 @@ int runMode(int argc, char** argv) {
   // RDB_INTERPRET=1 selects the VM without touching command lines (CI runs the suite both ways).
   const char* envInterpret = getenv("RDB_INTERPRET");
   opt.interpret = interpret || (envInterpret && std::string(envInterpret) == "1");
-  (void)wait;
   (void)quiet;
   try {
     engine::Engine eng(plan, opt);
     eng.prepare();
-    int64_t slots = eng.run(gStop);
+    // What clients see and do (xqry), served between slots on this thread.
+    ipc::ServerHooks hooks;
+    auto info = [](const engine::StreamStatus& s) {
+      ipc::StreamInfo i;
+      i.id = s.id;
+      i.duration = s.interval.str();
+      i.size = s.bytes;
+      i.count = s.records;
+      i.location = s.location;
+      i.cap = s.capacity;
+      return i;
+    };
+    hooks.list = [&] {
+      std::vector<ipc::StreamInfo> out;
+      for (auto& s : eng.status()) out.push_back(info(s));
+      return out;
+    };
+    hooks.detail = [&](const std::string& id) -> std::optional<ipc::StreamDetail> {
+      auto s = eng.status(id);
+      if (!s) return std::nullopt;
+      ipc::StreamDetail d;
+      d.info = info(*s);
+      d.fields = s->fields;
+      d.isDeclaration = s->declared;
+      d.isGenerated = s->generated;
+      d.queryTokens = s->programTokens;
+      d.processedLine = s->statement.empty() ? "{not found}" : s->statement;
+      d.countRecords = s->records;
+      return d;
+    };
+    hooks.exists = [&](const std::string& id) { return eng.status(id).has_value(); };
+    hooks.adhoc = [&](const std::string& text) { return eng.importStatement(text); };
+    hooks.kill = [] { gStop.store(true); };
+    engine::SlotHooks slotHooks;
+    slotHooks.waitUntil = [&](std::chrono::steady_clock::time_point deadline) {
+      for (;;) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0 || gStop.load()) return;
+        server->poll(hooks, int(std::min<int64_t>(left.count(), 50)));
+      }
+    };
+    slotHooks.idle = [&] { server->poll(hooks, 0); };
+    std::vector<std::string> values;
+    std::vector<bool> nulls;
+    slotHooks.afterSlot = [&](const std::vector<std::string>& wrote) {
+      for (auto& id : wrote) {
+        if (!server->subscribed(id)) continue;
+        const uint8_t *data, *nl;
+        const ir::Layout* layout;
+        if (!eng.newest(id, data, nl, layout)) continue;
+        values.clear();
+        nulls.clear();
+        for (size_t e = 0; e < layout->elems.size(); ++e) {
+          const ir::Element& el = layout->elems[e];
+          values.push_back(ipc::valueText(el.type, data + el.offset, el.size));
+          nulls.push_back(nl[e] != 0);
+        }
+        server->publish(id, values, nulls);
+      }
+    };
+    // -x: hold the processing loop until a client's first command arrives.
+    while (wait && !server->anyCommandSeen() && !gStop.load()) server->poll(hooks, 100);
+    int64_t slots = eng.run(gStop, slotHooks);
+    server->shutdown();
     eng.finish();
     if (verbose) fmt::print("processed {} slots\n", slots);
   } catch (const engine::EngineError& e) {
+    server->shutdown();
     fmt::print(stderr, "\nFATAL: {}\n", e.what());
     return 1;
   }

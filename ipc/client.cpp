@@ -1,0 +1,158 @@
+// The client side: one connection, requests answered in order, data messages
+// after `show` on the same connection.
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "ipc.hpp"
+
+namespace ipc {
+
+std::unique_ptr<Client> Client::connect(const std::string& socketPath, std::string& error, int* err) {
+  sockaddr_un addr{};
+  if (socketPath.size() >= sizeof addr.sun_path) {
+    error = strerror(ENAMETOOLONG);
+    if (err) *err = ENAMETOOLONG;
+    return nullptr;
+  }
+  addr.sun_family = AF_UNIX;
+  memcpy(addr.sun_path, socketPath.c_str(), socketPath.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    const int e = errno;
+    if (fd >= 0) ::close(fd);
+    error = strerror(e);
+    if (err) *err = e;
+    return nullptr;
+  }
+  return std::unique_ptr<Client>(new Client(fd));
+}
+
+Client::~Client() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool Client::sendRaw(const std::string& bytes) {
+  size_t off = 0;
+  while (off < bytes.size()) {
+    ssize_t n = ::send(fd_, bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    off += size_t(n);
+  }
+  return true;
+}
+
+Client::Status Client::receiveFrame(Frame& f, int timeoutMs, std::string* error) {
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::milliseconds(timeoutMs);
+  for (;;) {
+    std::string why;
+    auto r = in_.next(f, why);
+    if (r == FrameReader::Result::Frame) return Status::Ok;
+    if (r == FrameReader::Result::Bad) {
+      if (error) *error = "malformed frame from the server: " + why;
+      return Status::Error;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    pollfd p{fd_, POLLIN, 0};
+    int n = ::poll(&p, 1, int(std::max<int64_t>(left, 0)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::Timeout;
+    char buf[16384];
+    ssize_t got = ::recv(fd_, buf, sizeof buf, 0);
+    if (got > 0) {
+      in_.feed(buf, size_t(got));
+    } else if (got == 0) {
+      if (error) *error = "connection closed by the server";
+      return Status::Closed;
+    } else if (errno != EINTR && errno != EAGAIN) {
+      if (error) *error = strerror(errno);
+      return Status::Closed;
+    }
+  }
+}
+
+Client::Status Client::request(const std::string& message, const std::string& argument, Tree& reply, int timeoutMs,
+                               std::string* error) {
+  Tree req;
+  Tree& db = req.add("db");
+  db.add("message", message);
+  db.add("id", std::to_string(getpid()));
+  if (!argument.empty()) db.add("argument", argument);
+  std::string frame;
+  try {
+    frame = encodeFrame(Kind::Request, req.text());
+  } catch (const std::length_error& e) {
+    if (error) *error = "request too large";
+    return Status::Error;
+  }
+  if (!sendRaw(frame)) {
+    if (error) *error = strerror(errno);
+    return Status::Closed;
+  }
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::milliseconds(timeoutMs);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    Frame f;
+    Status st = receiveFrame(f, int(std::max<int64_t>(left, 0)), error);
+    if (st != Status::Ok) return st;
+    std::string why;
+    auto t = Tree::parse(f.payload, &why);
+    if (!t) {
+      if (error) *error = "malformed reply: " + why;
+      return Status::Error;
+    }
+    switch (f.kind) {
+      case Kind::Reply: reply = std::move(*t); return Status::Ok;
+      case Kind::Data: pending_.push_back(std::move(*t)); break;
+      case Kind::Error:
+        if (error) *error = t->get("db");
+        return Status::Error;
+      default:
+        if (error) *error = "unexpected frame kind";
+        return Status::Error;
+    }
+  }
+}
+
+Client::Status Client::receive(Tree& data, int timeoutMs, std::string* error) {
+  if (!pending_.empty()) {
+    data = std::move(pending_.front());
+    pending_.pop_front();
+    return Status::Ok;
+  }
+  using clock = std::chrono::steady_clock;
+  const auto deadline = clock::now() + std::chrono::milliseconds(timeoutMs);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    Frame f;
+    Status st = receiveFrame(f, int(std::max<int64_t>(left, 0)), error);
+    if (st != Status::Ok) return st;
+    std::string why;
+    auto t = Tree::parse(f.payload, &why);
+    if (!t) {
+      if (error) *error = "malformed message: " + why;
+      return Status::Error;
+    }
+    if (f.kind == Kind::Data) {
+      data = std::move(*t);
+      return Status::Ok;
+    }
+    if (f.kind == Kind::Error) {
+      if (error) *error = t->get("db");
+      return Status::Error;
+    }
+    // A stray reply: ignore it.
+  }
+}
+
+}  // namespace ipc

@@ -1,0 +1,606 @@
+// The IPC library and the real xqry binary against a fake engine: a Server
+// polled on a thread with canned hooks, records published from the test.
+#include <catch2/catch.hpp>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "ipc/ipc.hpp"
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+struct Result {
+  int rc = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    char tmpl[] = "/tmp/rdb_ipc_XXXXXX";
+    dir = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  // Runs the real xqry with this directory as TMPDIR (so its socket is ours).
+  Result xqry(const std::string& args) const {
+    static std::atomic<int> seq{0};
+    const int n = seq++;
+    const std::string o = (dir / ("xqry" + std::to_string(n) + ".out")).string();
+    const std::string e = (dir / ("xqry" + std::to_string(n) + ".err")).string();
+    std::string cmd = "cd '" + dir.string() + "' && TMPDIR='" + dir.string() + "' XDG_CONFIG_HOME='" + dir.string() +
+                      "' '" RDB_XQRY "' " + args + " </dev/null >'" + o + "' 2>'" + e + "'";
+    int rc = std::system(cmd.c_str());
+    Result r;
+    r.rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = slurp(o);
+    r.err = slurp(e);
+    return r;
+  }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(dir / name) << text; }
+};
+
+// An engine stand-in: two streams, a detail for core0, ad hoc rules of tools.md §2.7.
+struct FakeEngine : TempDir {
+  std::unique_ptr<ipc::Server> server;
+  std::thread thread;
+  std::atomic<bool> stop{false}, killed{false}, polling{true};
+  std::mutex mu;
+  std::vector<std::string> adhocs;
+  ipc::ServerHooks hooks;
+
+  explicit FakeEngine(ipc::ServerOptions opt = {}, bool idle = false) {
+    std::string err;
+    server = ipc::Server::open(ipc::socketPath(dir.string()), err, opt);
+    REQUIRE(server);
+    hooks.list = [] {
+      return std::vector<ipc::StreamInfo>{{"core0", "1/1", 100, 200, "/dev/loc0", 300},
+                                          {"core1", "0.5", 400, 500, "/dev/loc1", 600},
+                                          {"src", "1/10", -1, 7, "", 2}};
+    };
+    hooks.detail = [](const std::string& s) -> std::optional<ipc::StreamDetail> {
+      if (s != "core0") return std::nullopt;
+      ipc::StreamDetail d;
+      d.info = {"core0", "1/1", 100, 200, "/dev/loc0", 300};
+      d.fields = {{"core0_0", "INTEGER"}, {"core0_1", "FLOAT"}};
+      d.queryTokens = 3;
+      d.processedLine = "SELECT src[0], src[1] STREAM core0 FROM src";
+      d.countRecords = 200;
+      return d;
+    };
+    hooks.exists = [](const std::string& s) { return s == "core0" || s == "core1" || s == "src"; };
+    hooks.adhoc = [this](const std::string& q) -> std::string {
+      std::lock_guard lk(mu);
+      adhocs.push_back(q);
+      std::string u = q.substr(0, 7);
+      for (auto& c : u) c = char(toupper(c));
+      if (u.rfind("DECLARE", 0) == 0) return "Fail parse: AdHoc DECLARE not supported";
+      if (u.rfind("SELECT", 0) != 0) return "Unrecognized command. AdHoc query must start with SELECT";
+      return "OK";
+    };
+    hooks.kill = [this] { killed = true; };
+    if (idle) hooks.list = nullptr;  // no plan
+    thread = std::thread([this] {
+      while (!stop) {
+        if (polling) server->poll(hooks, 10);
+        else std::this_thread::sleep_for(5ms);
+      }
+    });
+  }
+  ~FakeEngine() {
+    stop = true;
+    thread.join();
+    server.reset();
+  }
+  bool waitSubscribed(const std::string& s, std::chrono::milliseconds limit = 5000ms) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < end) {
+      if (server->subscribed(s)) return true;
+      std::this_thread::sleep_for(2ms);
+    }
+    return false;
+  }
+};
+
+int countOf(const std::string& s, const std::string& what) {
+  int n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + what.size())) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("tree text round trip", "[ipc]") {
+  ipc::Tree t;
+  auto& db = t.add("db");
+  db.add("plain", "value");
+  db.add("spaces", "SELECT * STREAM x FROM y # z");
+  db.add("quotes", "a \"b\" \\ {c}; d");
+  db.add("controls", std::string("x\ny\r\t\x01", 7) + std::string(1, '\0'));
+  db.add("empty", "");
+  db.add("", "empty key");
+  auto& n = db.add("nested", "v");
+  n.add("0", "10").add("deep", "1");
+  const std::string text = t.text();
+  auto back = ipc::Tree::parse(text);
+  REQUIRE(back);
+  CHECK(back->text() == text);
+  CHECK(back->get("db.spaces") == "SELECT * STREAM x FROM y # z");
+  CHECK(back->get("db.quotes") == "a \"b\" \\ {c}; d");
+  CHECK(back->get("db.controls") == std::string("x\ny\r\t\x01", 7) + std::string(1, '\0'));
+  CHECK(back->get("db.nested") == "v");
+  CHECK(back->get("db.nested.0.deep") == "1");
+  CHECK(back->path("db.empty") != nullptr);
+  CHECK(back->get("db.empty", "x").empty());
+
+  auto semi = ipc::Tree::parse("db { message hello; id 12 }\n");
+  REQUIRE(semi);
+  CHECK(semi->get("db.message") == "hello");
+  CHECK(semi->get("db.id") == "12");
+
+  std::string err;
+  CHECK_FALSE(ipc::Tree::parse("db {\n a 1\n", &err));
+  CHECK_FALSE(err.empty());
+  CHECK_FALSE(ipc::Tree::parse("}\n"));
+  CHECK_FALSE(ipc::Tree::parse("a \"unterminated\n"));
+  CHECK_FALSE(ipc::Tree::parse("a b c\n"));
+  std::string deep;
+  for (int i = 0; i < 100; ++i) deep += "a {\n";
+  CHECK_FALSE(ipc::Tree::parse(deep));
+}
+
+TEST_CASE("frames: split delivery, bad magic, version, oversize", "[ipc]") {
+  const std::string f = ipc::encodeFrame(ipc::Kind::Request, "db hello\n");
+  REQUIRE(f.size() == ipc::kHeaderSize + 9);
+  ipc::FrameReader r;
+  ipc::Frame out;
+  std::string err;
+  for (size_t i = 0; i + 1 < f.size(); ++i) {
+    r.feed(&f[i], 1);
+    REQUIRE(r.next(out, err) == ipc::FrameReader::Result::NeedMore);
+  }
+  r.feed(&f.back(), 1);
+  REQUIRE(r.next(out, err) == ipc::FrameReader::Result::Frame);
+  CHECK(out.kind == ipc::Kind::Request);
+  CHECK(out.payload == "db hello\n");
+  CHECK(r.buffered() == 0);
+
+  ipc::FrameReader bad;
+  bad.feed("GET / HTTP/1.1\r\n", 16);
+  CHECK(bad.next(out, err) == ipc::FrameReader::Result::Bad);
+
+  std::string v2 = f;
+  v2[4] = 2;
+  ipc::FrameReader ver;
+  ver.feed(v2.data(), v2.size());
+  CHECK(ver.next(out, err) == ipc::FrameReader::Result::Bad);
+  CHECK(err.find("version") != std::string::npos);
+
+  std::string big = f.substr(0, ipc::kHeaderSize);
+  big[8] = 0x7f;  // about 2 GiB announced
+  ipc::FrameReader over;
+  over.feed(big.data(), big.size());
+  CHECK(over.next(out, err) == ipc::FrameReader::Result::Bad);
+  CHECK(err.find("exceeds") != std::string::npos);
+
+  CHECK_THROWS_AS(ipc::encodeFrame(ipc::Kind::Data, std::string(ipc::kMaxPayload + 1, 'x')), std::length_error);
+}
+
+TEST_CASE("value text per type", "[ipc]") {
+  auto bytes = [](auto v) {
+    std::vector<uint8_t> b(sizeof v);
+    memcpy(b.data(), &v, sizeof v);
+    return b;
+  };
+  auto text = [](ir::Type t, const std::vector<uint8_t>& b) { return ipc::valueText(t, b.data(), int(b.size())); };
+  CHECK(text(ir::Type::BYTE, {200}) == "200");
+  CHECK(text(ir::Type::INTEGER, bytes(int32_t(-42))) == "-42");
+  CHECK(text(ir::Type::UINT, bytes(uint32_t(4000000000u))) == "4000000000");
+  CHECK(text(ir::Type::FLOAT, bytes(3.14f)) == "3.14");
+  CHECK(text(ir::Type::DOUBLE, bytes(7.0 / 3)) == "2.33333");
+  CHECK(text(ir::Type::DOUBLE, bytes(1e6)) == "1e+06");
+  CHECK(text(ir::Type::DOUBLE, bytes(2.333)) == "2.333");
+  CHECK(text(ir::Type::DOUBLE, bytes(100000.0)) == "100000");
+  int32_t rat[2] = {3, 4};
+  CHECK(ipc::valueText(ir::Type::RATIONAL, reinterpret_cast<uint8_t*>(rat), 8) == "3/4");
+  const char s[8] = {'a', 'b', 'c', 0, 'x', 0, 0, 0};
+  CHECK(ipc::valueText(ir::Type::STRING, reinterpret_cast<const uint8_t*>(s), 8) == "abc");
+  CHECK(ipc::valueText(ir::Type::STRING, reinterpret_cast<const uint8_t*>("full"), 4) == "full");
+}
+
+TEST_CASE("socket path, mode 0600, stale socket replaced, live one refused", "[ipc]") {
+  TempDir d;
+  CHECK(ipc::socketPath(d.dir.string()) == (d.dir / "xretractor_service.sock").string());
+  CHECK(ipc::socketPath(d.dir.string(), "n1") == (d.dir / "xretractor_n1_service.sock").string());
+  const std::string path = ipc::socketPath(d.dir.string());
+  {  // a stale socket: bound once, nobody listens
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    strcpy(a.sun_path, path.c_str());
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    close(fd);
+  }
+  std::string err;
+  auto s = ipc::Server::open(path, err);
+  REQUIRE(s);
+  struct stat sb {};
+  REQUIRE(stat(path.c_str(), &sb) == 0);
+  CHECK(S_ISSOCK(sb.st_mode));
+  CHECK((sb.st_mode & 0777) == 0600);
+  auto second = ipc::Server::open(path, err);
+  CHECK_FALSE(second);
+  CHECK(err.find("another server") != std::string::npos);
+  s->shutdown();
+  CHECK_FALSE(fs::exists(path));
+}
+
+TEST_CASE("xqry without a server: exit 10, reason on stderr", "[ipc][xqry]") {
+  TempDir d;
+  for (const char* args : {"-s nosuchstream", "-d", "-l", "-k"}) {
+    Result r = d.xqry(args);
+    CHECK(r.rc == 10);
+    CHECK(r.err == "IPC: No such file or directory\n");
+    CHECK(r.out.empty());
+  }
+  {  // a socket left behind by a dead server
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    strcpy(a.sun_path, ipc::socketPath(d.dir.string()).c_str());
+    REQUIRE(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    close(fd);
+  }
+  Result r = d.xqry("-s x");
+  CHECK(r.rc == 10);
+  CHECK(r.err == "IPC: Connection refused\n");
+  CHECK(fs::exists(d.dir / "xqry.log"));
+
+  d.write("wait.toml", "[timing]\nserver_startup_wait_s = 1\nserver_startup_poll_ms = 50\n");
+  r = d.xqry("-e wait.toml -w -l");
+  CHECK(r.rc == 10);
+  CHECK(r.err == "server not available after 1 seconds\n");
+}
+
+TEST_CASE("xqry option validation", "[ipc][xqry]") {
+  TempDir d;
+  Result r = d.xqry("-r -g -s x");
+  CHECK(r.rc == 22);
+  CHECK(r.out == "Only one output format could be selected.\n");
+  r = d.xqry("--csv -j -s x");
+  CHECK(r.rc == 22);
+  r = d.xqry("-p 10,x -s x");
+  CHECK(r.rc == 22);
+  CHECK(r.err == "gnuplot mode need {x,y} or {x,ymin,ymax} parameters.");
+  r = d.xqry("-p 10,1,2,3 -s x");
+  CHECK(r.rc == 22);
+  r = d.xqry("-p 0,5 -s x");
+  CHECK(r.rc == 22);
+  CHECK(r.out == "gnuplot mode need x > 0.\n");
+  r = d.xqry("-p 10:5:5 -s x");
+  CHECK(r.rc == 22);
+  CHECK(r.out == "gnuplot mode need ymin < ymax.");
+  r = d.xqry("-z -s x");
+  CHECK(r.rc == 22);
+  CHECK(r.err == "--gnuplot-rtl requires --gnuplot/-p mode.\n");
+  r = d.xqry("");
+  CHECK(r.rc == 1);
+  CHECK(r.err == "no argument.\n");
+  r = d.xqry("-e missing.toml -d");
+  CHECK(r.rc == 4);
+  CHECK(r.err.rfind("Std: ", 0) == 0);
+}
+
+TEST_CASE("xqry hello, dir, diryaml, detail, adhoc, kill", "[ipc][xqry]") {
+  FakeEngine e;
+  CHECK_FALSE(e.server->anyCommandSeen());
+  Result r = e.xqry("-l");
+  CHECK(r.rc == 0);
+  CHECK(r.out.empty());
+  CHECK(e.server->anyCommandSeen());
+
+  r = e.xqry("-d");
+  CHECK(r.rc == 0);
+  CHECK(r.out ==
+        "|core0|   1|100|200|/dev/loc0|300|\n"
+        "|core1| 0.5|400|500|/dev/loc1|600|\n"
+        "|  src|1/10| -1|  7|         |  2|\n");
+
+  r = e.xqry("-y");
+  CHECK(r.rc == 0);
+  CHECK(r.out ==
+        "---\napiVersion: xqry/v1\nstreams:\n"
+        "  - name: core0\n    delta: 1\n    size: 100\n    count: 200\n    location: /dev/loc0\n"
+        "  - name: core1\n    delta: 0.5\n    size: 400\n    count: 500\n    location: /dev/loc1\n"
+        "  - name: src\n    delta: 1/10\n    count: 7\n");
+
+  r = e.xqry("-t core0");
+  CHECK(r.rc == 0);
+  CHECK(r.out ==
+        "---\napiVersion: xqry/v1\nstream:\n  name: core0\n  delta: 1\n"
+        "query: SELECT src[0], src[1] STREAM core0 FROM src\n"
+        "fields:\n  core0.core0_0:\n    type: INTEGER\n  core0.core0_1:\n    type: FLOAT\n");
+  r = e.xqry("-t nosuch");
+  CHECK(r.rc == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "not found\n");
+  r = e.xqry("-t core1");  // listed, but the engine has no detail for it
+  CHECK(r.rc == 2);
+
+  r = e.xqry("-a 'select * stream stradhoc from core0'");
+  CHECK(r.rc == 0);
+  CHECK(r.out.empty());
+  r = e.xqry("-a \"DECLARE a INTEGER STREAM adhoc_src, 0.1 FILE 'datafile1.txt'\"");
+  CHECK(r.rc == 2);
+  CHECK(r.err == "bad rcv: Fail parse: AdHoc DECLARE not supported\n");
+  {
+    std::lock_guard lk(e.mu);
+    REQUIRE(e.adhocs.size() == 2);
+    CHECK(e.adhocs[0] == "select * stream stradhoc from core0");
+  }
+
+  r = e.xqry("-j -l");
+  CHECK(r.out == "{\"version\":1,\"event\":\"pong\"}\n");
+  r = e.xqry("-j -d");
+  CHECK(r.out ==
+        "{\"version\":1,\"event\":\"streams\",\"streams\":[{\"name\":\"core0\",\"delta\":\"1\"},"
+        "{\"name\":\"core1\",\"delta\":\"0.5\"},{\"name\":\"src\",\"delta\":\"1/10\"}]}\n");
+  r = e.xqry("--stats");
+  CHECK(r.rc == 0);
+  CHECK(r.out.find("disconnected: 0") != std::string::npos);
+
+  CHECK_FALSE(e.killed);
+  r = e.xqry("-k");
+  CHECK(r.rc == 0);
+  CHECK(r.out.empty());
+  CHECK(e.killed);
+}
+
+TEST_CASE("xqry against an idle server and a server that never answers", "[ipc][xqry]") {
+  FakeEngine e({}, true);
+  Result r = e.xqry("-d");
+  CHECK(r.rc == 4);
+  CHECK(r.err == "Std: No such node (db.stream)\n");
+  r = e.xqry("-s core0");
+  CHECK(r.rc == 2);
+  r = e.xqry("-l");
+  CHECK(r.rc == 0);
+
+  e.polling = false;  // the socket accepts, nobody answers
+  std::this_thread::sleep_for(30ms);
+  e.write("fast.toml", "[ipc]\nclient_response_max_fails = 20\n");
+  r = e.xqry("-e fast.toml -d");
+  CHECK(r.rc == 4);
+  CHECK(r.out.empty());
+  CHECK(r.err == "server not found\nStd: No such node (db.stream)\n");
+  r = e.xqry("-e fast.toml -s core0");
+  CHECK(r.rc == 110);
+  CHECK_FALSE(r.err.empty());
+  r = e.xqry("-e fast.toml -l");
+  CHECK(r.rc == 71);
+  CHECK(r.err == "server not found\nbad rcv: \n");
+}
+
+TEST_CASE("xqry -s: exactly N raw records with nulls, then kill", "[ipc][xqry]") {
+  FakeEngine e;
+  Result r;
+  std::thread client([&] { r = e.xqry("-s core0 -k -m 3"); });
+  REQUIRE(e.waitSubscribed("core0"));
+  // Records of other streams are not seen; ten records are offered, three printed.
+  e.server->publish("core1", {"1", "2"}, {false, false});
+  e.server->publish("core0", {"10", "0"}, {false, true});
+  e.server->publish("core0", {"20", "30"}, {false, false});
+  e.server->publish("core0", {"0", "0"}, {true, true});
+  for (int i = 0; i < 7; ++i) e.server->publish("core0", {"99", "99"}, {false, false});
+  client.join();
+  CHECK(r.rc == 0);
+  CHECK(r.out == "10 null \r\n20 30 \r\nnull null \r\n");
+  CHECK(e.killed);
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("xqry -s -n skips all-NULL records but counts them", "[ipc][xqry]") {
+  FakeEngine e;
+  Result r;
+  std::thread client([&] { r = e.xqry("-s core0 -n -m 3"); });
+  REQUIRE(e.waitSubscribed("core0"));
+  e.server->publish("core0", {"10", "0"}, {false, true});
+  e.server->publish("core0", {"0", "0"}, {true, true});
+  e.server->publish("core0", {"20", "30"}, {false, false});
+  e.server->publish("core0", {"40", "50"}, {false, false});
+  client.join();
+  CHECK(r.rc == 0);
+  CHECK(r.out == "10 null \r\n20 30 \r\n");
+  CHECK_FALSE(e.killed);
+}
+
+TEST_CASE("xqry -s stops at the end marker; unknown stream; no data", "[ipc][xqry]") {
+  FakeEngine e;
+  Result r;
+  std::thread client([&] { r = e.xqry("-s core0"); });
+  REQUIRE(e.waitSubscribed("core0"));
+  e.server->publish("core0", {"1", "2"}, {false, false});
+  e.server->publish("core0", {"3", "4"}, {false, false});
+  e.stop = true;  // the engine ends: poll thread first, then shutdown
+  e.thread.join();
+  e.server->shutdown();
+  client.join();
+  CHECK(r.rc == 0);
+  CHECK(r.out == "1 2 \r\n3 4 \r\n");
+  e.thread = std::thread([] {});
+  CHECK_FALSE(fs::exists(ipc::socketPath(e.dir.string())));
+
+  FakeEngine f;
+  r = f.xqry("-s nosuch");
+  CHECK(r.rc == 2);
+  CHECK_FALSE(r.err.empty());
+  f.write("nodata.toml", "[timing]\nquery_no_data_timeout_ms = 300\n");
+  r = f.xqry("-e nodata.toml -s core0");
+  CHECK(r.rc == 61);
+  CHECK(r.err == "No data received for 300 ms, assuming server is dead.\nxqry: core0: no data in stream\n");
+}
+
+TEST_CASE("xqry -s output formats", "[ipc][xqry]") {
+  FakeEngine e;
+  auto run = [&](const std::string& args) {
+    Result r;
+    std::thread client([&] { r = e.xqry("-s core0 -m 2 " + args); });
+    REQUIRE(e.waitSubscribed("core0"));
+    e.server->publish("core0", {"1", "2.5"}, {false, false});
+    e.server->publish("core0", {"3", "0"}, {false, true});
+    client.join();
+    REQUIRE(r.rc == 0);
+    // The client is gone before the next run subscribes.
+    for (int i = 0; i < 500 && e.server->subscribed("core0"); ++i) std::this_thread::sleep_for(2ms);
+    return r.out;
+  };
+  std::string g = run("-g");
+  CHECK(countOf(g, "core0.core0_0 1 ") == 1);
+  CHECK(countOf(g, "core0.core0_1 2.5 ") == 1);
+  CHECK(countOf(g, "core0.core0_0 3 ") == 1);
+  CHECK(countOf(g, "core0.core0_1") == 1);  // NULL fields are left out
+  CHECK(countOf(g, "\n") == 3);
+
+  std::string f = run("-f");
+  CHECK(f.rfind("core0 core0_0=1,core0_1=2.5 ", 0) == 0);
+  CHECK(countOf(f, "\ncore0 core0_0=3 ") == 1);
+
+  std::string p = run("-p 3,0,10");
+  CHECK(p ==
+        "set term qt noraise\nset style fill transparent solid 0.5\nset xrange [0:3]\nset yrange [0:10]\n"
+        "set ticslevel 0\nset hidden3d\nset view 60,30\n"
+        "plot '-' u 1:2 t '[core0-0]' w lines lc rgb 'red', '-' u 1:2 t '[core0-1]' w lines lc rgb 'blue'\r\n"
+        "0 1\r\ne\r\n0 2.5\r\ne\r\n"
+        "plot '-' u 1:2 t '[core0-0]' w lines lc rgb 'red', '-' u 1:2 t '[core0-1]' w lines lc rgb 'blue'\r\n"
+        "0 3\r\n1 1\r\ne\r\n0 NaN\r\n1 2.5\r\ne\r\n");
+  CHECK(run("-p 3:10 -z").find("set xrange [3:0]\nset yrange [0:10]\n") != std::string::npos);
+
+  CHECK(run("--csv") == "core0_0,core0_1\n1,2.5\n3,\n");
+  CHECK(run("-j") ==
+        "{\"version\":1,\"event\":\"schema\",\"stream\":\"core0\",\"delta\":\"1\","
+        "\"query\":\"SELECT src[0], src[1] STREAM core0 FROM src\","
+        "\"fields\":[{\"name\":\"core0_0\",\"type\":\"INTEGER\",\"count\":1},"
+        "{\"name\":\"core0_1\",\"type\":\"FLOAT\",\"count\":1}]}\n"
+        "{\"version\":1,\"event\":\"record\",\"stream\":\"core0\",\"values\":[\"1\",\"2.5\"]}\n"
+        "{\"version\":1,\"event\":\"record\",\"stream\":\"core0\",\"values\":[\"3\",null]}\n"
+        "{\"version\":1,\"event\":\"end\",\"reason\":\"limit\"}\n");
+}
+
+TEST_CASE("malformed and oversized frames: error reply, connection dropped, server unharmed", "[ipc]") {
+  FakeEngine e;
+  const std::string path = ipc::socketPath(e.dir.string());
+  std::string err;
+  for (const std::string& junk :
+       {std::string("GET / HTTP/1.1\r\n\r\n"),
+        std::string("RDBQ\x01\x01\x00\x00\x00\x01\x00\x01", 12),  // 65537 bytes announced
+        ipc::encodeFrame(ipc::Kind::Request, "db {\n message hello\n"),  // unbalanced tree
+        ipc::encodeFrame(ipc::Kind::Data, "stream x\n")}) {              // clients only send requests
+    auto c = ipc::Client::connect(path, err);
+    REQUIRE(c);
+    REQUIRE(c->sendRaw(junk));
+    ipc::Frame f;
+    REQUIRE(c->receiveFrame(f, 2000, &err) == ipc::Client::Status::Ok);
+    CHECK(f.kind == ipc::Kind::Error);
+    CHECK(f.payload.find("error: ") != std::string::npos);
+    CHECK(c->receiveFrame(f, 2000, &err) == ipc::Client::Status::Closed);
+  }
+  // An unknown command is answered, and the connection stays.
+  auto c = ipc::Client::connect(path, err);
+  REQUIRE(c);
+  ipc::Tree reply;
+  REQUIRE(c->request("frobnicate", "", reply, 2000, &err) == ipc::Client::Status::Ok);
+  CHECK(reply.get("db") == "error: unknown command: frobnicate");
+  REQUIRE(c->request("hello", "", reply, 2000, &err) == ipc::Client::Status::Ok);
+  CHECK(reply.get("db") == "world");
+  REQUIRE(c->request("show", "", reply, 2000, &err) == ipc::Client::Status::Ok);
+  CHECK(reply.get("db") == "error: missing stream name");
+  REQUIRE(c->request("show", "nosuch", reply, 2000, &err) == ipc::Client::Status::Ok);
+  CHECK(reply.get("db") == "error: unknown stream: nosuch");
+  CHECK(e.xqry("-l").rc == 0);
+}
+
+TEST_CASE("a client that never reads is cut off; publish never blocks", "[ipc]") {
+  ipc::ServerOptions opt;
+  opt.minQueueElements = 256;
+  opt.queueBufferSeconds = 1;
+  FakeEngine e(opt);
+  std::string err;
+  auto slow = ipc::Client::connect(ipc::socketPath(e.dir.string()), err);
+  REQUIRE(slow);
+  ipc::Tree reply;
+  REQUIRE(slow->request("show", "core0", reply, 2000, &err) == ipc::Client::Status::Ok);
+  REQUIRE(e.server->subscribed("core0"));
+  // A second, reading subscriber keeps getting everything while the slow one is dropped.
+  Result fast;
+  std::thread reader([&] { fast = e.xqry("-s core0 -m 3000"); });
+  REQUIRE(e.waitSubscribed("core0"));
+  for (int i = 0; i < 200 && e.server->stats().subscribers < 2; ++i) std::this_thread::sleep_for(5ms);
+  REQUIRE(e.server->stats().subscribers == 2);
+
+  const std::vector<std::string> values = {std::string(1000, 'x'), "1"};
+  const std::vector<bool> nulls = {false, false};
+  auto worst = std::chrono::nanoseconds(0);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 3000; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    e.server->publish("core0", values, nulls);
+    worst = std::max(worst, std::chrono::steady_clock::now() - a);
+    if (i % 20 == 19) std::this_thread::sleep_for(1ms);  // a little pacing for the reading client
+  }
+  const auto total = std::chrono::steady_clock::now() - t0;
+  reader.join();
+  CHECK(total < 5s);
+  CHECK(worst < 100ms);
+  const auto st = e.server->stats();
+  CHECK(st.disconnected == 1);
+  CHECK(st.dropped >= 1);
+  CHECK(fast.rc == 0);
+  CHECK(countOf(fast.out, "\r\n") == 3000);
+  // The slow client finds its connection closed after the queued data.
+  ipc::Tree m;
+  ipc::Client::Status s = ipc::Client::Status::Ok;
+  int got = 0;
+  while ((s = slow->receive(m, 2000, &err)) == ipc::Client::Status::Ok) ++got;
+  CHECK(s == ipc::Client::Status::Closed);
+  CHECK(got < 3000);
+}
+
+TEST_CASE("requests still waiting at shutdown are told the server is stopping", "[ipc]") {
+  FakeEngine e;
+  e.polling = false;  // an engine that never got to serve
+  std::this_thread::sleep_for(30ms);
+  std::string err;
+  auto c = ipc::Client::connect(ipc::socketPath(e.dir.string()), err);
+  REQUIRE(c);
+  ipc::Tree reply;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(100ms);
+    e.server->shutdown();
+  });
+  CHECK(c->request("get", "", reply, 3000, &err) == ipc::Client::Status::Ok);
+  CHECK(reply.get("db") == "server stopping");
+  stopper.join();
+}
