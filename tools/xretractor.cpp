@@ -197,6 +197,35 @@ struct InstanceLock {
   }
 };
 
+// Removes the lock files and sockets of instances that are not running: a lock
+// nobody holds is stale, and so is the socket beside it.
+int cleanupInstances(const std::string& lockDir) {
+  namespace fs = std::filesystem;
+  fs::path dir = lockDir.empty() ? fs::temp_directory_path() : fs::path(lockDir);
+  std::error_code ec;
+  int removed = 0;
+  for (auto& e : fs::directory_iterator(dir, ec)) {
+    std::string n = e.path().filename().string();
+    const std::string suffix = "_service.lock";
+    if (n.rfind("xretractor", 0) != 0 || n.size() < suffix.size() || n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+    if (!held) {
+      std::string sock = e.path().string();
+      sock.replace(sock.size() - 5, 5, ".sock");
+      fs::remove(sock, ec);
+      fs::remove(e.path(), ec);
+      fmt::print("removed {}\n", e.path().string());
+      ++removed;
+    }
+    ::close(fd);
+  }
+  fmt::print("{} stale instance(s) cleaned up\n", removed);
+  return 0;
+}
+
 int runMode(int argc, char** argv) {
   CLI::App app{"xretractor: run an RQL query set"};
   std::string queryFile, config;
@@ -204,7 +233,11 @@ int runMode(int argc, char** argv) {
   bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false, untilEof = false,
        interpret = false;
   int threads = 0;
+  std::string name;
+  bool cleanup = false;
   app.add_option("-q,--queryfile,queryfile", queryFile, "query file");
+  app.add_option("-n,--name", name, "instance name: its own lock and socket (xqry -x NAME reaches it)");
+  app.add_flag("-o,--cleanup", cleanup, "remove locks and sockets left by instances that are no longer running");
   app.add_option("-m,--llimitqry", limit, "process the zero step and N-1 slots (0 = unlimited)");
   app.add_flag("-k,--noanykey", noAnyKey, "never stop on a key press");
   app.add_flag("-x,--xqrywait", wait, "wait for the first client command before running");
@@ -221,7 +254,14 @@ int runMode(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  const std::string prog = baseName(argv[0]);
+  for (char c : name)
+    if (!isalnum((unsigned char)c) && c != '_' && c != '-') {
+      fmt::print(stderr, "{}: instance names use letters, digits, '_' and '-'\n", baseName(argv[0]));
+      return 22;
+    }
+  // A named instance has its own lock and socket: <prog>_<name>_service.lock / .sock.
+  const std::string prog = name.empty() ? baseName(argv[0]) : baseName(argv[0]) + "_" + name;
+  if (cleanup) return cleanupInstances(gConfig.lockDir);
   if (status) {
     fmt::print("Checking service status.\n");
     std::string path = ((gConfig.lockDir.empty() ? std::filesystem::temp_directory_path()
@@ -242,7 +282,7 @@ int runMode(int argc, char** argv) {
   sopt.minQueueElements = gConfig.minQueueElements;
   sopt.log = [](const std::string& m) { fmt::print(stderr, "xretractor: {}\n", m); };
   std::string ipcError;
-  const std::string socket = ipc::socketPath(gConfig.lockDir);
+  const std::string socket = ipc::socketPath(gConfig.lockDir, name);
   if (queryFile.empty()) {
     // Idle: no plan, but hello and kill work; data commands answer empty.
     InstanceLock lock;
