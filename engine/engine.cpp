@@ -161,6 +161,9 @@ struct Stream {
   bool wroteNow = false;   // wrote a record in the current slot
   int64_t firstIndex = 0;  // an ad hoc stream's first record (logical index)
   int64_t joinAt = 0;      // an ad hoc stream is due only from this slot (ticks) on
+  bool adhoc = false;      // imported while running (may be removed again)
+  bool removed = false;    // removed: kept only so that stream indices stay valid
+  std::string unit;        // the JIT unit its code belongs to
   // sources
   std::unique_ptr<storage::Source> source;
   // computed
@@ -882,19 +885,20 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
 
 std::vector<StreamStatus> Engine::status() const {
   std::vector<StreamStatus> out;
-  for (auto& s : impl_->streams) out.push_back(statusOf(*s, impl_->plan.maxCapacity));
+  for (auto& s : impl_->streams)
+    if (!s->removed) out.push_back(statusOf(*s, impl_->plan.maxCapacity));
   return out;
 }
 
 std::optional<StreamStatus> Engine::status(const std::string& id) const {
   for (auto& s : impl_->streams)
-    if (s->q->id == id) return statusOf(*s, impl_->plan.maxCapacity);
+    if (s->q->id == id && !s->removed) return statusOf(*s, impl_->plan.maxCapacity);
   return std::nullopt;
 }
 
 bool Engine::newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls, const ir::Layout*& layout) const {
   for (auto& s : impl_->streams) {
-    if (s->q->id != id) continue;
+    if (s->q->id != id || s->removed) continue;
     if (s->hist.count == 0) return false;
     layout = &s->out;
     return s->hist.get(s->hist.newest(), data, nulls);
@@ -935,6 +939,7 @@ std::string Engine::importStatement(const std::string& text) {
   for (auto& q : m.plan.queries)
     if (q.isDirective()) cand.queries.push_back(q);
   for (auto& s : m.streams) {
+    if (s->removed) continue;
     cand.queries.push_back(*s->q);
     live[s->q->id] = s->q;
     cand.frozenIds.insert(s->q->id);
@@ -1003,6 +1008,8 @@ std::string Engine::importStatement(const std::string& text) {
     // It joins at the next grid point after this slot; its first record is the
     // one whose nominal time is that point.
     ref.joinAt = m.now + 1;
+    ref.adhoc = true;
+    ref.unit = "adhoc" + std::to_string(m.adhocUnits + 1);
     ref.due = m.now / ref.tick;
     ref.firstIndex = std::max<int64_t>(q.origin, ref.due - q.tail);
     ref.hist.base = ref.firstIndex;
@@ -1010,6 +1017,62 @@ std::string Engine::importStatement(const std::string& text) {
   }
   if (!m.opt.interpret && !added.empty()) m.compileNative(added, "adhoc" + std::to_string(++m.adhocUnits));
   if (m.graph) {  // the flow graph gets the new nodes
+    m.nodes.clear();
+    m.start.reset();
+    m.graph.reset();
+    m.buildGraph();
+  }
+  return "OK";
+}
+
+
+std::string Engine::removeStream(const std::string& id) {
+  Impl& m = *impl_;
+  Stream* target = nullptr;
+  for (auto& s : m.streams)
+    if (s->q->id == id && !s->removed) target = s.get();
+  if (!target) return "unknown stream: " + id;
+  if (!target->adhoc) return "stream " + id + " is part of the plan the engine started with; only ad hoc streams can be removed";
+  auto readers = [&](const Stream& s) {
+    int n = 0;
+    for (auto& o : m.streams)
+      if (!o->removed && o.get() != &s)
+        for (int src : o->srcs)
+          if (src == s.index) ++n;
+    return n;
+  };
+  if (readers(*target)) return "stream " + id + " is read by other streams";
+  auto drop = [&](Stream& s) {
+    s.removed = true;
+    m.computed.erase(std::remove(m.computed.begin(), m.computed.end(), &s), m.computed.end());
+    if (s.store) s.store->close(-1);
+    if (s.meta) s.meta->flush();
+  };
+  drop(*target);
+  // Ad hoc substrates nobody reads any more go too.
+  for (bool again = true; again;) {
+    again = false;
+    for (auto& s : m.streams)
+      if (!s->removed && s->adhoc && s->q->isSubstrat && readers(*s) == 0) {
+        drop(*s);
+        again = true;
+      }
+  }
+#if RDB_WITH_JIT
+  // A JIT unit whose streams are all gone releases its code.
+  if (m.jit)
+    for (int u = 1; u <= m.adhocUnits; ++u) {
+      const std::string unit = "adhoc" + std::to_string(u);
+      bool used = false, seen = false;
+      for (auto& s : m.streams)
+        if (s->unit == unit) {
+          seen = true;
+          used = used || !s->removed;
+        }
+      if (seen && !used) m.jit->removeUnit(unit);
+    }
+#endif
+  if (m.graph) {
     m.nodes.clear();
     m.start.reset();
     m.graph.reset();

@@ -77,6 +77,9 @@ class Engine {
   // Imports one ad hoc SELECT into the running plan; it starts at the next grid
   // point. Returns "OK" or the reason it was rejected (the plan is then unchanged).
   std::string importStatement(const std::string& text);
+  // Removes a stream imported ad hoc that nothing else reads (with the ad hoc
+  // substrates only it used). Its artifacts stay on disk. "OK" or the reason.
+  std::string removeStream(const std::string& id);
   // Closes artifacts (rotation renames, counter update).
   void finish();
 

@@ -129,6 +129,7 @@ struct ServerHooks {
   std::function<bool(const std::string&)> exists;         // for show
   std::function<std::string(const std::string&)> adhoc;   // "OK" or the error text (tools.md §2.7)
   std::function<void()> kill;
+  std::function<std::string(const std::string&)> remove;  // removes an ad hoc stream: "OK" or the reason
 };
 
 struct ServerOptions {

@@ -294,6 +294,9 @@ Answer answer(Server::Impl& s, const ServerHooks& h, const Tree& req) {
   } else if (msg == "adhoc") {
     if (arg.empty()) a.reply = errorTree("error: missing stream name");
     else if (h.adhoc) a.reply.add("db", h.adhoc(arg));
+  } else if (msg == "remove") {
+    if (arg.empty()) a.reply = errorTree("error: missing stream name");
+    else if (h.remove) a.reply.add("db", h.remove(arg));
   } else if (msg == "kill") {
     if (h.kill) h.kill();
   } else if (msg == "status") {

@@ -86,7 +86,7 @@ void jsonError(const std::string& code, const std::string& message) {
 enum class Format { Raw, Graphite, Influx, Gnuplot, Csv, Jsonl };
 
 struct Options {
-  std::string select = "none", detail, adhoc, gnuplot, config, server;
+  std::string select = "none", detail, adhoc, gnuplot, config, server, remove;
   int64_t limit = 0;
   bool skipNull = false, hello = false, kill = false, dir = false, diryaml = false, raw = false, graphite = false,
        influx = false, rtl = false, needCtrlC = false, waitServer = false, csv = false, jsonl = false, stats = false;
@@ -329,6 +329,16 @@ int cmdDetail(Session& s, const Options& o) {
   for (auto& [name, type] : sc.fields) text += "  " + o.detail + "." + name + ":\n    type: " + type + "\n";
   out(text);
   return 0;
+}
+
+int cmdRemove(Session& s, const Options& o) {
+  ipc::Tree r;
+  s.ask("remove", o.remove, r);
+  const std::string v = r.get("db");
+  if (v == "OK") return 0;
+  logLine("bad rcv: " + v);
+  if (o.format == Format::Jsonl) jsonError("rejected", v);
+  return 2;
 }
 
 int cmdAdhoc(Session& s, const Options& o) {
@@ -598,6 +608,7 @@ int main(int argc, char** argv) {
   app.add_option("-s,--select,select", o.select, "subscribe to a stream and print its records");
   app.add_option("-t,--detail", o.detail, "describe one stream (YAML)");
   app.add_option("-a,--adhoc", o.adhoc, "send one SELECT statement to the running plan");
+  app.add_option("--remove", o.remove, "remove a stream imported ad hoc from the running plan");
   app.add_option("-m,--elimitqry", o.limit, "stop after N records (0 = unlimited)");
   app.add_flag("-n,--null", o.skipNull, "skip records whose fields are all NULL (raw)");
   app.add_flag("-l,--hello", o.hello, "diagnostic round trip");
@@ -656,13 +667,14 @@ int main(int argc, char** argv) {
                           : Format::Raw;
     if (o.limit < 0) o.limit = 0;
 
-    enum class Cmd { None, Hello, Stats, Kill, Dir, DirYaml, Adhoc, Detail, Select } cmd = Cmd::None;
+    enum class Cmd { None, Hello, Stats, Kill, Dir, DirYaml, Adhoc, Remove, Detail, Select } cmd = Cmd::None;
     if (o.hello) cmd = Cmd::Hello;
     else if (o.stats) cmd = Cmd::Stats;
     else if (o.kill && o.limit == 0) cmd = Cmd::Kill;
     else if (o.dir) cmd = Cmd::Dir;
     else if (o.diryaml) cmd = Cmd::DirYaml;
     else if (!o.adhoc.empty()) cmd = Cmd::Adhoc;
+    else if (!o.remove.empty()) cmd = Cmd::Remove;
     else if (!o.detail.empty()) cmd = Cmd::Detail;
     else if (!o.select.empty() && o.select != "none") cmd = Cmd::Select;
     if (cmd == Cmd::None) {
@@ -679,6 +691,7 @@ int main(int argc, char** argv) {
       case Cmd::Dir: return cmdDir(s, o);
       case Cmd::DirYaml: return cmdDirYaml(s);
       case Cmd::Adhoc: return cmdAdhoc(s, o);
+      case Cmd::Remove: return cmdRemove(s, o);
       case Cmd::Detail: return cmdDetail(s, o);
       case Cmd::Select: return cmdSelect(s, o);
       case Cmd::None: break;

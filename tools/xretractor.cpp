@@ -363,6 +363,7 @@ int runMode(int argc, char** argv) {
     hooks.exists = [&](const std::string& id) { return eng.status(id).has_value(); };
     hooks.adhoc = [&](const std::string& text) { return eng.importStatement(text); };
     hooks.kill = [] { gStop.store(true); };
+    hooks.remove = [&](const std::string& id) { return eng.removeStream(id); };
     engine::SlotHooks slotHooks;
     slotHooks.waitUntil = [&](std::chrono::steady_clock::time_point deadline) {
       for (;;) {
