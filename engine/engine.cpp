@@ -1046,7 +1046,7 @@ std::string Engine::removeStream(const std::string& id) {
     s.removed = true;
     m.computed.erase(std::remove(m.computed.begin(), m.computed.end(), &s), m.computed.end());
     if (s.store) s.store->close(-1);
-    if (s.meta) s.meta->flush();
+    s.meta.reset();  // flushes and closes the index
   };
   drop(*target);
   // Ad hoc substrates nobody reads any more go too.
