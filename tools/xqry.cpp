@@ -331,9 +331,10 @@ int cmdDetail(Session& s, const Options& o) {
   return 0;
 }
 
-int cmdRemove(Session& s, const Options& o) {
+// A command whose reply is "OK" or the reason it was refused (exit 2).
+int cmdExpectOk(Session& s, const Options& o, const char* message, const std::string& argument) {
   ipc::Tree r;
-  s.ask("remove", o.remove, r);
+  s.ask(message, argument, r);
   const std::string v = r.get("db");
   if (v == "OK") return 0;
   logLine("bad rcv: " + v);
@@ -341,15 +342,8 @@ int cmdRemove(Session& s, const Options& o) {
   return 2;
 }
 
-int cmdAdhoc(Session& s, const Options& o) {
-  ipc::Tree r;
-  s.ask("adhoc", o.adhoc, r);
-  const std::string v = r.get("db");
-  if (v == "OK") return 0;
-  logLine("bad rcv: " + v);
-  if (o.format == Format::Jsonl) jsonError("rejected", v);
-  return 2;
-}
+int cmdRemove(Session& s, const Options& o) { return cmdExpectOk(s, o, "remove", o.remove); }
+int cmdAdhoc(Session& s, const Options& o) { return cmdExpectOk(s, o, "adhoc", o.adhoc); }
 
 // The terminal in non-canonical mode while a subscription runs, so one key stops it.
 class KeyWatch {

@@ -281,18 +281,23 @@ int runMode(int argc, char** argv) {
   sopt.queueBufferSeconds = gConfig.queueBufferSeconds;
   sopt.minQueueElements = gConfig.minQueueElements;
   sopt.log = [](const std::string& m) { fmt::print(stderr, "xretractor: {}\n", m); };
-  std::string ipcError;
   const std::string socket = ipc::socketPath(gConfig.lockDir, name);
-  if (queryFile.empty()) {
-    // Idle: no plan, but hello and kill work; data commands answer empty.
-    InstanceLock lock;
+  // The lock first (a second instance stops here), then the socket, then "PID:".
+  InstanceLock lock;
+  std::unique_ptr<ipc::Server> server;
+  auto serve = [&](const std::string& announcedFile) -> int {
     if (!lock.acquire(gConfig.lockDir, prog)) return 37;
-    auto server = ipc::Server::open(socket, ipcError, sopt);
+    std::string ipcError;
+    server = ipc::Server::open(socket, ipcError, sopt);
     if (!server) {
       fmt::print(stderr, "{}: cannot open {}: {}\n", prog, socket, ipcError);
       return 10;
     }
-    if (!lock.announce("")) return 37;
+    return lock.announce(announcedFile) ? 0 : 37;
+  };
+  if (queryFile.empty()) {
+    // Idle: no plan, but hello and kill work; data commands answer empty.
+    if (int rc = serve("")) return rc;
     ipc::ServerHooks idleHooks;
     idleHooks.kill = [] { gStop.store(true); };
     for (int64_t n = 1; !gStop.load() && (limit == 0 || n < limit); ++n) server->poll(idleHooks, 100);
@@ -308,14 +313,7 @@ int runMode(int argc, char** argv) {
     plan.queries.insert(plan.queries.begin(), st);
   }
   if (verbose) fmt::print("{}", ir::dumpPlan(plan));
-  InstanceLock lock;
-  if (!lock.acquire(gConfig.lockDir, prog)) return 37;
-  auto server = ipc::Server::open(socket, ipcError, sopt);
-  if (!server) {
-    fmt::print(stderr, "{}: cannot open {}: {}\n", prog, socket, ipcError);
-    return 10;
-  }
-  if (!lock.announce(queryFile)) return 37;
+  if (int rc = serve(queryFile)) return rc;
   engine::Options opt;
   opt.limit = limit;
   opt.noClock = noClock;
