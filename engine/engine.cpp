@@ -417,6 +417,8 @@ void Engine::Impl::openArtifacts(Stream& s) {
         auto stored = storage::Descriptor::load(descPath);
         if (!d.compatibleWith(stored))
           throw EngineError("storage: descriptor schema mismatch in " + descPath + " — remove data files and restart");
+        // The source may have moved: the descriptor names the file this run reads.
+        if (stored.ref() != d.ref() || stored.profile() != d.profile()) d.save(descPath);
       } catch (const storage::DescError& e) {
         throw EngineError(e.what());
       }
@@ -856,6 +858,12 @@ void Engine::finish() {
   for (auto& s : m.streams) {
     s->meta.reset();
     if (s->store) s->store->close(m.rotation);
+    // DISPOSABLE: the source is consumed; its file and descriptor go at shutdown.
+    if (s->declared && s->q->isDisposable) {
+      s->source.reset();
+      std::remove(s->q->filename.c_str());
+      std::remove((m.storageDir + s->q->id + ".desc").c_str());
+    }
   }
   if (m.rotation >= 0) {
     std::ofstream out(m.rotationFile, std::ios::trunc);

@@ -265,7 +265,8 @@ std::pair<Type, int> widest(const Query& q) {
   for (auto& f : q.schema) {
     if (cur <= f.type) {
       cur = f.type;
-      size = std::max(size, f.rlen * f.rarray);
+      // The element size (a STRING's whole width): windows hold single elements.
+      size = std::max(size, f.type == Type::STRING ? f.rlen * f.rarray : f.rlen);
     }
   }
   return {cur, size};

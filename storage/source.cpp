@@ -110,11 +110,13 @@ class TextSource : public Source {
   }
 
   void next(uint8_t* rec, uint8_t* nulls) override {
-    if (missing_ || !hasToken_ || exhausted_) {
-      if (oneShot_ || missing_ || !hasToken_) exhausted_ = exhausted_ || oneShot_ || !hasToken_;
+    if (missing_ || !hasToken_ || exhausted_ || hitEof_) {
+      // Past the end: synthetic all-NULL records (one-shot), or nothing to read at all.
+      exhausted_ = exhausted_ || oneShot_ || !hasToken_ || hitEof_;
       allNull(rec, nulls);
       return;
     }
+    read_ = 0;
     memset(rec, 0, size_t(layout_.recordSize));
     for (size_t e = 0; e < layout_.elems.size(); ++e) {
       const ir::Element& el = layout_.elems[e];
@@ -129,6 +131,7 @@ class TextSource : public Source {
         nulls[e] = 1;
         continue;
       }
+      ++read_;
       if (tok == "NULL" || tok == "Null" || tok == "null") {
         nulls[e] = 1;
         continue;
@@ -162,6 +165,7 @@ class TextSource : public Source {
         default: nulls[e] = 1; break;
       }
     }
+    if (hitEof_ && read_ == 0) exhausted_ = true;  // nothing real in it: a synthetic record
   }
 
  private:
@@ -176,7 +180,7 @@ class TextSource : public Source {
         return true;
       }
       if (oneShot_) {
-        exhausted_ = true;
+        hitEof_ = true;
         return false;
       }
       pos_ = 0;
@@ -184,17 +188,25 @@ class TextSource : public Source {
     return false;
   }
   void readString(uint8_t* d, int width, uint8_t& isNull) {
-    for (int guard = 0; guard < 2; ++guard) {
+    // Bare words are skipped up to the next quoted string; a file without one
+    // gives NULL after at most one pass over it (never an endless search).
+    int wraps = 0;
+    for (;;) {
       while (pos_ < text_.size() && isspace((unsigned char)text_[pos_])) ++pos_;
       if (pos_ >= text_.size()) {
         if (oneShot_) {
-          exhausted_ = true;
+          hitEof_ = true;
+          isNull = 1;
+          return;
+        }
+        if (++wraps > 1) {
           isNull = 1;
           return;
         }
         pos_ = 0;
         continue;
       }
+      ++read_;
       if (text_[pos_] == '"') {
         size_t close = text_.find('"', pos_ + 1);
         if (close == std::string::npos) close = text_.size();
@@ -211,18 +223,14 @@ class TextSource : public Source {
         return;
       }
       // Any other bare word is skipped; the next quoted string is the value.
-      guard = -1;
-      if (pos_ >= text_.size() && oneShot_) {
-        exhausted_ = true;
-        isNull = 1;
-        return;
-      }
+      --read_;
     }
-    isNull = 1;
   }
 
   std::string text_;
   size_t pos_ = 0;
+  bool hitEof_ = false;  // one-shot: the end was reached; later records are synthetic
+  int read_ = 0;         // fields of the current record that found a token
   bool missing_ = false, hasToken_ = false;
 };
 

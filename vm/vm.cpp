@@ -149,6 +149,7 @@ struct Lowerer {
                           : op == ir::Op::CMP_GT  ? "GT" : op == ir::Op::CMP_LE      ? "LE" : "GE";
         emit(opFor(fam, t));
         pop();
+        if (t == Type::STRING) types.back() = Type::INTEGER;  // string comparisons give INTEGER 1/0
         return;
       }
       case ir::Op::AND:
@@ -559,7 +560,7 @@ struct Exec {
   }
   template <class T>
   void setBool(Slot& s, bool v) {
-    if constexpr (std::is_same_v<T, STR>) s.str = strOf(v ? "1" : "0");
+    if constexpr (std::is_same_v<T, STR>) s.i32 = v ? 1 : 0;  // INTEGER, as inference types it
     else if constexpr (std::is_same_v<T, RAT>) RAT::set(s, val::Rat{v ? 1 : 0, 1});
     else T::set(s, typename T::C(v ? 1 : 0));
   }

@@ -81,11 +81,17 @@ void validateConstraints(const Plan& p) {
       case Op::STREAM_DEHASH_MOD:
       case Op::STREAM_ADD:
       case Op::STREAM_TIMEMOVE:
-      case Op::STREAM_AGSE:
+      case Op::STREAM_AGSE: break;
       case Op::STREAM_AVG:
       case Op::STREAM_MIN:
       case Op::STREAM_MAX:
-      case Op::STREAM_SUM: break;
+      case Op::STREAM_SUM:
+        for (auto& f : p.get(a.a1).schema)
+          if (f.type == Type::STRING)
+            throw CompileError("Stream '" + q.id + "': a stream reducer cannot fold the STRING field '" + f.name +
+                                   "' of " + a.a1,
+                               q.loc);
+        break;
       default:
         throw FatalError(std::string("compiler::validateConstraints: unsupported command '") + opName(a.op.op) +
                          "' for query '" + q.id + "'");

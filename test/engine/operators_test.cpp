@@ -154,3 +154,54 @@ TEST_CASE("division by zero gives NULL and the run goes on", "[engine][null]") {
   std::string meta = d.read("q.meta");
   CHECK(meta.size() == 8 + 3 * 18);
 }
+
+// Regressions found in review.
+TEST_CASE("windows over an array source see its flat elements", "[engine][agse][regression]") {
+  RunDir d;
+  d.write("d.txt", sequence(10, 40, 10));
+  REQUIRE(d.run("STORAGE '.'\n"
+                "DECLARE x INTEGER[2] STREAM src, 1 TEXTFILE 'd.txt'\n"
+                "SELECT * STREAM one FROM src@(1,1)\n"
+                "SELECT * STREAM two FROM src@(1,2)\n",
+                "--no-clock -m 12") == 0);
+  auto one = d.ints("one");
+  REQUIRE(one.size() >= 4);
+  CHECK(std::vector<int32_t>(one.begin(), one.begin() + 4) == std::vector<int32_t>{10, 20, 30, 40});
+  auto two = d.records("two", 2);
+  REQUIRE(two.size() >= 2);
+  CHECK(two[0] == Rec{20, 10});
+  CHECK(two[1] == Rec{30, 20});
+}
+
+TEST_CASE("--until-eof keeps a last incomplete text record", "[engine][regression]") {
+  RunDir d;
+  d.write("e.txt", "1 2\n3 4\n5\n");
+  REQUIRE(d.run("STORAGE '.'\n"
+                "DECLARE a INTEGER, b INTEGER STREAM s, 1 TEXTFILE 'e.txt'\n"
+                "SELECT s[0], s[1] STREAM o FROM s\n",
+                "--no-clock --until-eof") == 0);
+  CHECK(d.records("o", 2) == std::vector<Rec>{{1, 2}, {3, 4}, {5, 0}});
+}
+
+TEST_CASE("a STRING field with no quoted string in its file reads NULL and the run ends", "[engine][regression]") {
+  RunDir d;
+  d.write("n.txt", "abc def\n");
+  REQUIRE(d.run("STORAGE '.'\n"
+                "DECLARE v STRING[4] STREAM a, 1 TEXTFILE 'n.txt'\n"
+                "SELECT a[0] STREAM o FROM a\n",
+                "--no-clock -m 4") == 0);
+  CHECK(d.read("o").size() == 3 * 4);
+}
+
+TEST_CASE("string comparisons in a rule give INTEGER truth", "[engine][rules][regression]") {
+  RunDir d;
+  d.write("d.txt", "\"ab\" 1\n\"c\" 10\n");
+  REQUIRE(d.run("STORAGE '.'\n"
+                "DECLARE s STRING[4], i INTEGER STREAM src, 1 TEXTFILE 'd.txt' ONESHOT\n"
+                "SELECT src[0], src[1] STREAM o FROM src\n"
+                "RULE never ON o WHEN o[0] = 'zz' DO DUMP 0 TO 1\n"
+                "RULE later ON o WHEN o[0] > 'b' DO DUMP 0 TO 1\n",
+                "--no-clock -m 3") == 0);
+  CHECK(!std::filesystem::exists(d.dir / "o_never_dump.tmp"));
+  CHECK(d.read("o_later_dump.tmp").size() == 8);
+}
