@@ -776,9 +776,10 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   Impl& m = *impl_;
   const auto anchor = std::chrono::steady_clock::now();
   int64_t slots = 0;
-  std::vector<std::string> wrote;
-  if (hooks.afterSlot) {  // the zero step: every source has its record 0
-    for (auto* s : m.declared) wrote.push_back(s->q->id);
+  std::vector<const std::string*> wrote;
+  auto listening = [&] { return hooks.afterSlot && (!hooks.listening || hooks.listening()); };
+  if (listening()) {  // the zero step: every source has its record 0
+    for (auto* s : m.declared) wrote.push_back(&s->q->id);
     hooks.afterSlot(wrote);
   }
   while (!stop.load(std::memory_order_relaxed)) {
@@ -829,12 +830,12 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
       exhausted = exhausted || s->source->exhausted();
     }
     ++slots;
-    if (hooks.afterSlot) {
+    if (listening()) {
       wrote.clear();
       for (auto* s : m.computed)
-        if (s->dueNow && s->wroteNow) wrote.push_back(s->q->id);
+        if (s->dueNow && s->wroteNow) wrote.push_back(&s->q->id);
       for (auto* s : m.declared)
-        if (m.tickDue[s->tickIndex]) wrote.push_back(s->q->id);
+        if (m.tickDue[s->tickIndex]) wrote.push_back(&s->q->id);
       hooks.afterSlot(wrote);
     }
     if (m.opt.untilEof && exhausted) break;

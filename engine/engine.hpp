@@ -52,8 +52,10 @@ struct SlotHooks {
   std::function<void(std::chrono::steady_clock::time_point)> waitUntil;
   // Offline runs: called every few thousand slots so clients are still served.
   std::function<void()> idle;
-  // After each slot (and after the zero step) with the streams that wrote a record.
-  std::function<void(const std::vector<std::string>&)> afterSlot;
+  // After each slot (and after the zero step) with the streams that wrote a
+  // record; asked only while `listening` says someone wants records.
+  std::function<void(const std::vector<const std::string*>&)> afterSlot;
+  std::function<bool()> listening;
 };
 
 class Engine {

@@ -158,6 +158,7 @@ class Server {
   void poll(const ServerHooks& h, int timeoutMs = 0);
   bool anyCommandSeen() const;  // for xretractor -x
   bool subscribed(const std::string& stream) const;  // one atomic load when nobody subscribes
+  bool anySubscriber() const;                        // one atomic load
   // One record of a due stream: value texts (valueText) and null flags. Never blocks.
   void publish(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls);
   // End marker to every subscriber, queued bytes sent for up to shutdownFlushMs,

@@ -449,6 +449,8 @@ void Server::poll(const ServerHooks& h, int timeoutMs) {
 
 bool Server::anyCommandSeen() const { return impl_->commandSeen.load(); }
 
+bool Server::anySubscriber() const { return impl_->subscriberCount.load(std::memory_order_relaxed) != 0; }
+
 bool Server::subscribed(const std::string& stream) const {
   Impl& s = *impl_;
   if (s.subscriberCount.load(std::memory_order_relaxed) == 0) return false;

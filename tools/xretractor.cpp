@@ -373,8 +373,10 @@ int runMode(int argc, char** argv) {
     slotHooks.idle = [&] { server->poll(hooks, 0); };
     std::vector<std::string> values;
     std::vector<bool> nulls;
-    slotHooks.afterSlot = [&](const std::vector<std::string>& wrote) {
-      for (auto& id : wrote) {
+    slotHooks.listening = [&] { return server->anySubscriber(); };
+    slotHooks.afterSlot = [&](const std::vector<const std::string*>& wrote) {
+      for (const std::string* idp : wrote) {
+        const std::string& id = *idp;
         if (!server->subscribed(id)) continue;
         const uint8_t *data, *nl;
         const ir::Layout* layout;
