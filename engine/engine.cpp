@@ -820,7 +820,7 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
           s->meta->flush();
         }
     }
-    m.commands.reap();
+    if (m.commands.running()) m.commands.reap();
     // Pass 2: due sources read their next record.
     bool exhausted = false;
     for (auto* s : m.declared) {
