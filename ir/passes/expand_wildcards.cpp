@@ -15,10 +15,6 @@ Field slotField(const Field& f, const std::string& name) {
   return out;
 }
 
-Type reductionType(Type t) {
-  return (t == Type::FLOAT || t == Type::DOUBLE) ? t : Type::RATIONAL;
-}
-
 Token indexRef(const std::string& stream, int i) {
   return Token(Op::PUSH_ID2, IdxPair(stream + "[" + std::to_string(i) + "]", 0));
 }
@@ -48,21 +44,8 @@ std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
     case Op::STREAM_HASH: {
       const Query& s2 = p.get(a.a2);
       if (flatWidth(s1) != flatWidth(s2)) throw RefError("Hash operation needs same schemas on arguments stream");
-      out = flattenSchema(s1);
-      auto right = flattenSchema(s2);
-      for (size_t i = 0; i < out.size(); ++i) {
-        // Each position takes the larger type and the larger element size of both operands.
-        out[i].type = std::max(out[i].type, right[i].type);
-        if (out[i].type == Type::STRING) {
-          int width = std::max(out[i].byteSize(), right[i].byteSize());
-          out[i].rlen = 1;
-          out[i].rarray = width;
-        } else {
-          out[i].rlen = std::max(out[i].rlen, right[i].rlen);
-          out[i].rarray = 1;
-        }
-        out[i].program = {indexRef(a.a1, int(i))};
-      }
+      out = interleaveSlots(s1, s2);
+      for (size_t i = 0; i < out.size(); ++i) out[i].program = {indexRef(a.a1, int(i))};
       return out;
     }
     case Op::STREAM_DEHASH_DIV:
@@ -78,27 +61,17 @@ std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
     case Op::STREAM_MAX:
     case Op::STREAM_SUM: {
       static const char* names[] = {"avg", "min", "max", "sum"};
-      Field f;
+      Field f = reductionSlot(s1);
       f.name = names[int(a.op.op) - int(Op::STREAM_AVG)];
-      f.type = reductionType(widest(s1).first);
-      f.rlen = typeSize(f.type);
       f.program = {Token(Op::PUSH_ID, IdxPair(a.a1, 0))};
       out.push_back(std::move(f));
       return out;
     }
     case Op::STREAM_AGSE: {
-      auto [t, size] = widest(s1);
       int w = std::abs(std::get<std::pair<int32_t, int32_t>>(a.op.v).second);
       for (int i = 0; i < w; ++i) {
-        Field f;
+        Field f = windowSlot(s1);
         f.name = a.a1 + "_" + std::to_string(i);
-        f.type = t;
-        if (t == Type::STRING) {
-          f.rlen = 1;
-          f.rarray = size;
-        } else {
-          f.rlen = size;
-        }
         f.program = {indexRef(a.a1, i)};
         out.push_back(std::move(f));
       }
@@ -111,6 +84,36 @@ std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
 }
 
 }  // namespace
+
+std::vector<Field> interleaveSlots(const Query& a, const Query& b) {
+  std::vector<Field> out = flattenSchema(a);
+  const std::vector<Field> right = flattenSchema(b);
+  for (size_t i = 0; i < out.size() && i < right.size(); ++i) {
+    // Each position takes the larger type and the larger element size of both operands.
+    const int width = std::max(out[i].byteSize(), right[i].byteSize());
+    out[i].type = std::max(out[i].type, right[i].type);
+    out[i].rlen = out[i].type == Type::STRING ? 1 : std::max(out[i].rlen, right[i].rlen);
+    out[i].rarray = out[i].type == Type::STRING ? width : 1;
+  }
+  return out;
+}
+
+Field windowSlot(const Query& src) {
+  auto [t, size] = widest(src);
+  Field f;
+  f.type = t;
+  f.rlen = t == Type::STRING ? 1 : size;
+  f.rarray = t == Type::STRING ? size : 1;
+  return f;
+}
+
+Field reductionSlot(const Query& src) {
+  Type t = widest(src).first;
+  Field f;
+  f.type = (t == Type::FLOAT || t == Type::DOUBLE) ? t : Type::RATIONAL;  // exact types fold as rationals
+  f.rlen = typeSize(f.type);
+  return f;
+}
 
 std::vector<Field> flattenSchema(const Query& src) {
   std::vector<Field> out;

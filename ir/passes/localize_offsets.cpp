@@ -107,46 +107,15 @@ std::vector<Field> inputRecord(const Plan& p, const Query& q) {
       return rec;
     }
     case Op::STREAM_HASH: {
-      rec = flattenSchema(*s1);
       const Query* s2 = p.find(std::get<std::string>(q.program[1].v));
-      if (!s2) return rec;
-      auto r = flattenSchema(*s2);
-      for (size_t i = 0; i < rec.size() && i < r.size(); ++i) {
-        rec[i].type = std::max(rec[i].type, r[i].type);
-        if (rec[i].type == Type::STRING) {
-          int width = std::max(rec[i].byteSize(), r[i].byteSize());
-          rec[i].rlen = 1;
-          rec[i].rarray = width;
-        } else {
-          rec[i].rlen = std::max(rec[i].rlen, r[i].rlen);
-          rec[i].rarray = 1;
-        }
-      }
-      return rec;
+      return s2 ? interleaveSlots(*s1, *s2) : flattenSchema(*s1);
     }
-    case Op::STREAM_AGSE: {
-      auto [t, size] = widest(*s1);
-      int w = std::abs(std::get<std::pair<int32_t, int32_t>>(op.v).second);
-      for (int i = 0; i < w; ++i) {
-        Field f;
-        f.type = t;
-        f.rlen = t == Type::STRING ? 1 : size;
-        f.rarray = t == Type::STRING ? size : 1;
-        rec.push_back(f);
-      }
-      return rec;
-    }
+    case Op::STREAM_AGSE:
+      return std::vector<Field>(size_t(std::abs(std::get<std::pair<int32_t, int32_t>>(op.v).second)), windowSlot(*s1));
     case Op::STREAM_AVG:
     case Op::STREAM_MIN:
     case Op::STREAM_MAX:
-    case Op::STREAM_SUM: {
-      Field f;
-      Type t = widest(*s1).first;
-      f.type = (t == Type::FLOAT || t == Type::DOUBLE) ? t : Type::RATIONAL;
-      f.rlen = typeSize(f.type);
-      rec.push_back(f);
-      return rec;
-    }
+    case Op::STREAM_SUM: return {reductionSlot(*s1)};
     default: return flattenSchema(*s1);
   }
 }

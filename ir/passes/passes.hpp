@@ -26,6 +26,10 @@ uint64_t fnv1a64(const std::string& s);
 void expandSchemaWildcards(Plan& p);
 void expandIndexWildcards(Plan& p);
 std::vector<Field> flattenSchema(const Query& src);  // one field per flat element
+// Element shapes of operator results, shared by the output schemas and input records:
+std::vector<Field> interleaveSlots(const Query& a, const Query& b);  // a # b, promoted per position
+Field windowSlot(const Query& src);                                   // one element of src @ (k, w)
+Field reductionSlot(const Query& src);                                // src.min/.max/.avg/.sumc
 
 // intervals.cpp
 void resolveStreamIntervals(Plan& p);
