@@ -38,22 +38,7 @@ uint64_t rdb_rationalize(double x) { return pack(vm::val::rationalize(x)); }
 int32_t rdb_f2i32(double d) { return vm::val::f2i32(d); }
 uint32_t rdb_f2u32(double d) { return vm::val::f2u32(d); }
 uint32_t rdb_f2u8(double d) { return vm::val::f2u8(d); }
-double rdb_math(int32_t fn, double x) {
-  switch (vm::MathFn(fn)) {
-    case vm::MathFn::SQRT: return std::sqrt(x);
-    case vm::MathFn::CEIL: return std::ceil(x);
-    case vm::MathFn::FLOOR: return std::floor(x);
-    case vm::MathFn::ROUND: return std::round(x);
-    case vm::MathFn::TRUNC: return std::trunc(x);
-    case vm::MathFn::TAN: return std::tan(x);
-    case vm::MathFn::LOG: return std::log(x);
-    case vm::MathFn::LOG2: return std::log2(x);
-    case vm::MathFn::SIN: return std::sin(x);
-    case vm::MathFn::COS: return std::cos(x);
-    case vm::MathFn::EXP: return std::exp(x);
-  }
-  return x;
-}
+double rdb_math(int32_t fn, double x) { return vm::applyMath(vm::MathFn(fn), x); }
 }
 
 namespace jit {

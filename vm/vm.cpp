@@ -46,6 +46,23 @@ Op cvtOp(Type from, Type to) {
 
 }  // namespace
 
+double applyMath(MathFn f, double x) {
+  switch (f) {
+    case MathFn::SQRT: return std::sqrt(x);
+    case MathFn::CEIL: return std::ceil(x);
+    case MathFn::FLOOR: return std::floor(x);
+    case MathFn::ROUND: return std::round(x);
+    case MathFn::TRUNC: return std::trunc(x);
+    case MathFn::TAN: return std::tan(x);
+    case MathFn::LOG: return std::log(x);
+    case MathFn::LOG2: return std::log2(x);
+    case MathFn::SIN: return std::sin(x);
+    case MathFn::COS: return std::cos(x);
+    case MathFn::EXP: return std::exp(x);
+  }
+  return x;
+}
+
 const char* opName(Op op) { return kOps[int(op)].name; }
 const char* opOperands(Op op) { return kOps[int(op)].operands; }
 const char* opMeaning(Op op) { return kOps[int(op)].meaning; }
@@ -630,22 +647,6 @@ struct Exec {
   }
 
   // ---------------------------------------------------------- functions
-  static double mathFn(MathFn f, double x) {
-    switch (f) {
-      case MathFn::SQRT: return std::sqrt(x);
-      case MathFn::CEIL: return std::ceil(x);
-      case MathFn::FLOOR: return std::floor(x);
-      case MathFn::ROUND: return std::round(x);
-      case MathFn::TRUNC: return std::trunc(x);
-      case MathFn::TAN: return std::tan(x);
-      case MathFn::LOG: return std::log(x);
-      case MathFn::LOG2: return std::log2(x);
-      case MathFn::SIN: return std::sin(x);
-      case MathFn::COS: return std::cos(x);
-      case MathFn::EXP: return std::exp(x);
-    }
-    return x;
-  }
   template <class T>
   void MATH(const Instr& ins) {
     Slot& s = top();
@@ -653,13 +654,13 @@ struct Exec {
     double x;
     if constexpr (std::is_same_v<T, RAT>) x = double(s.rat[0]) / double(s.rat[1]);
     else x = double(T::get(s));
-    fromDouble<T>(s, mathFn(MathFn(ins.a), x));
+    fromDouble<T>(s, applyMath(MathFn(ins.a), x));
   }
   template <class T>
   void MATHD(const Instr& ins) {
     Slot& s = top();
     if (s.null) return;
-    double r = mathFn(MathFn(ins.a), s.f64);
+    double r = applyMath(MathFn(ins.a), s.f64);
     if (!std::isfinite(r)) s.null = 1;
     else s.f64 = r;
   }

@@ -24,6 +24,8 @@ const char* opMeaning(Op op);
 
 // Functions of the MATH / MATHD families (operand a).
 enum class MathFn : int32_t { SQRT, CEIL, FLOOR, ROUND, TRUNC, TAN, LOG, LOG2, SIN, COS, EXP };
+// The function itself, in double (the VM calls it, JIT code calls it through a helper).
+double applyMath(MathFn f, double x);
 
 struct Instr {
   Op op;
