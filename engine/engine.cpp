@@ -156,6 +156,7 @@ struct Stream {
   std::vector<char> operandWhole;  // operand k's record lies unchanged in the input record
   std::vector<int> operandBase;    // first input element of operand k
   std::vector<Rational> operandRatio;  // Δ/Δ_operand (index map of +)
+  Rational indexRatio;  // #: Δb/(Δa+Δb); & and %: Δ/r; -: r/Δa (the operator's index map)
   int64_t due = 0;        // due slots seen so far
   bool dueNow = false;
   bool wroteNow = false;   // wrote a record in the current slot
@@ -378,6 +379,14 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
       s.operandRatio.push_back(q.interval / o.q->interval);
       if (add) base += int(o.out.elems.size());
     }
+    const ir::Token& op = q.program.back();
+    const Rational da = streams[size_t(s.srcs[0])]->q->interval;
+    if (op.op == ir::Op::STREAM_HASH)
+      s.indexRatio = streams[size_t(s.srcs[1])]->q->interval / (da + streams[size_t(s.srcs[1])]->q->interval);
+    else if (op.op == ir::Op::STREAM_DEHASH_DIV || op.op == ir::Op::STREAM_DEHASH_MOD)
+      s.indexRatio = q.interval / std::get<Rational>(q.program[1].v);
+    else if (op.op == ir::Op::STREAM_SUBTRACT)
+      s.indexRatio = std::get<Rational>(op.v) / da;
     try {
       s.prog = vm::lowerFields(q, s.in, s.out);
     } catch (const ir::CompileError& e) {
@@ -542,10 +551,12 @@ static bool sameShape(const ir::Layout& src, const ir::Layout& in, int base) {
 bool Engine::Impl::buildInput(Stream& s, int64_t n) {
   const ir::Query& q = *s.q;
   const ir::Token& op = q.program.back();
-  auto copyRecord = [&](Stream& src, int64_t idx, int elemBase) {
+  // Copies record idx of operand k to its place in the input record.
+  auto copyRecord = [&](size_t k, int64_t idx) {
+    Stream& src = *streams[size_t(s.srcs[k])];
+    const int elemBase = s.operandBase[k];
     const uint8_t *d, *nl;
     const int ne = int(src.out.elems.size());
-    const size_t k = &src == streams[size_t(s.srcs[0])].get() ? 0 : 1;
     if (src.hist.get(idx, d, nl) && s.operandWhole[k]) {
       // Same element types and sizes: one copy of the bytes and the flags.
       memcpy(s.inRec.data() + s.in.elems[size_t(elemBase)].offset, d, size_t(src.out.recordSize));
@@ -566,47 +577,35 @@ bool Engine::Impl::buildInput(Stream& s, int64_t n) {
     }
   };
   Stream& a = *streams[size_t(s.srcs[0])];
-  const Rational d = q.interval;
   if (q.program.size() == 1) {
-    copyRecord(a, n, 0);
+    copyRecord(0, n);
     return true;
   }
   switch (op.op) {
     case ir::Op::STREAM_ADD: {
-      Stream& b = *streams[size_t(s.srcs[1])];
       // index n * Δ/Δs, floored; the ratio is exact and precomputed
       auto idx = [&](const Rational& ratio) {
         return ratio.num == ratio.den ? n : int64_t((__int128(n) * ratio.num) / ratio.den);
       };
-      copyRecord(a, idx(s.operandRatio[0]), 0);
-      copyRecord(b, idx(s.operandRatio[1]), int(a.out.elems.size()));
+      copyRecord(0, idx(s.operandRatio[0]));
+      copyRecord(1, idx(s.operandRatio[1]));
       return true;
     }
     case ir::Op::STREAM_HASH: {
-      Stream& b = *streams[size_t(s.srcs[1])];
-      Rational z = b.q->interval / (a.q->interval + b.q->interval);
+      const Rational& z = s.indexRatio;
       int64_t f0 = ir::floorOf(z * Rational(n)), f1 = ir::floorOf(z * Rational(n + 1));
-      if (f0 == f1) copyRecord(b, n - f0, 0);
-      else copyRecord(a, f0, 0);
+      if (f0 == f1) copyRecord(1, n - f0);
+      else copyRecord(0, f0);
       return true;
     }
-    case ir::Op::STREAM_DEHASH_DIV: {
-      Rational r = std::get<Rational>(q.program[1].v);
-      copyRecord(a, n + ir::ceilOf(Rational(n + 1) * d / r), 0);
-      return true;
-    }
-    case ir::Op::STREAM_DEHASH_MOD: {
-      Rational r = std::get<Rational>(q.program[1].v);
-      copyRecord(a, n + ir::floorOf(Rational(n) * d / r), 0);
-      return true;
-    }
+    case ir::Op::STREAM_DEHASH_DIV: copyRecord(0, n + ir::ceilOf(Rational(n + 1) * s.indexRatio)); return true;
+    case ir::Op::STREAM_DEHASH_MOD: copyRecord(0, n + ir::floorOf(Rational(n) * s.indexRatio)); return true;
     case ir::Op::STREAM_SUBTRACT: {
-      Rational r = std::get<Rational>(op.v);
-      Rational dc = a.q->interval;
-      copyRecord(a, r == dc ? n : ir::ceilOf(Rational(n) * r / dc), 0);
+      const Rational& ratio = s.indexRatio;  // r/Δa
+      copyRecord(0, ratio.num == ratio.den ? n : ir::ceilOf(Rational(n) * ratio));
       return true;
     }
-    case ir::Op::STREAM_TIMEMOVE: copyRecord(a, n - std::get<int32_t>(op.v), 0); return true;
+    case ir::Op::STREAM_TIMEMOVE: copyRecord(0, n - std::get<int32_t>(op.v)); return true;
     case ir::Op::STREAM_AGSE: {
       auto [k, w] = std::get<std::pair<int32_t, int32_t>>(op.v);
       const int64_t F = int64_t(a.out.elems.size()), W = std::abs(w);
@@ -735,16 +734,8 @@ void Engine::Impl::compute(Stream& s) {
   if (!buildInput(s, n)) return;
   if (s.native) {
     s.native(s.inRec.data(), s.inNull.data(), s.outRec.data(), s.outNull.data());
-    try {
-      emit(s, n);
-    } catch (const std::exception& e) {
-      s.error = e.what();
-    }
-    return;
-  }
-  vm::RecordIn in{s.inRec.data(), s.inNull.data()};
-  vm::RecordOut out{s.outRec.data(), s.outNull.data()};
-  if (!s.machine.run(s.prog, s.in, in, s.out, out)) {
+  } else if (!s.machine.run(s.prog, s.in, {s.inRec.data(), s.inNull.data()}, s.out,
+                            {s.outRec.data(), s.outNull.data()})) {
     s.error = s.machine.error();
     return;
   }
