@@ -534,6 +534,37 @@ void Engine::Impl::buildGraph() {
 }
 
 // ---------------------------------------------------------------- operators
+// Accumulator arithmetic of the reducers: exact rationals, or float/double.
+inline vm::val::Rat foldAdd(vm::val::Rat a, vm::val::Rat b) { return vm::val::ratAdd(a, b); }
+inline bool foldLess(vm::val::Rat a, vm::val::Rat b) { return vm::val::ratCmp(a, b) < 0; }
+inline vm::val::Rat foldMean(vm::val::Rat sum, int n) { return vm::val::ratDiv(sum, vm::val::Rat{n, 1}); }
+template <class T> T foldAdd(T a, T b) { return a + b; }
+template <class T> bool foldLess(T a, T b) { return a < b; }
+template <class T> T foldMean(T sum, int n) { return sum / T(n); }
+
+// Folds every present element of one record (min, max, sum or mean) into
+// `out` as type T; false when every element is NULL.
+template <class T>
+static bool reduceRecord(ir::Op op, const ir::Layout& src, const uint8_t* data, const uint8_t* nulls, Type t,
+                         uint8_t* out) {
+  T acc{};
+  int present = 0;
+  for (size_t e = 0; e < src.elems.size(); ++e) {
+    if (nulls[e]) continue;
+    const ir::Element& se = src.elems[e];
+    T v;
+    convertElem(se.type, data + se.offset, se.size, t, reinterpret_cast<uint8_t*>(&v), int(sizeof v));
+    if (present++ == 0 && (op == ir::Op::STREAM_MIN || op == ir::Op::STREAM_MAX)) acc = v;
+    else if (op == ir::Op::STREAM_MIN) acc = foldLess(v, acc) ? v : acc;
+    else if (op == ir::Op::STREAM_MAX) acc = foldLess(acc, v) ? v : acc;
+    else acc = foldAdd(acc, v);
+  }
+  if (present == 0) return false;
+  if (op == ir::Op::STREAM_AVG) acc = foldMean(acc, present);
+  memcpy(out, &acc, sizeof acc);
+  return true;
+}
+
 // Whether `src`'s record lies unchanged at element `base` of `in`.
 static bool sameShape(const ir::Layout& src, const ir::Layout& in, int base) {
   if (size_t(base) + src.elems.size() > in.elems.size()) return false;
@@ -633,72 +664,14 @@ bool Engine::Impl::buildInput(Stream& s, int64_t n) {
     case ir::Op::STREAM_SUM: {
       const ir::Element& de = s.in.elems[0];
       const uint8_t *dd, *nl;
-      bool have = a.hist.get(n, dd, nl);
-      int present = 0;
-      vm::val::Rat racc{0, 1};
-      double dacc = 0;
-      float facc = 0;
-      const ir::Op o = op.op;
-      for (size_t e = 0; have && e < a.out.elems.size(); ++e) {
-        if (nl[e]) continue;
-        const ir::Element& se = a.out.elems[e];
-        if (de.type == Type::RATIONAL) {
-          vm::val::Rat v;
-          if (se.type == Type::RATIONAL) {
-            memcpy(&v, dd + se.offset, 8);
-          } else if (se.type == Type::INTEGER) {
-            memcpy(&v.num, dd + se.offset, 4);
-            v.den = 1;
-          } else {
-            uint8_t tmp[8];
-            convertElem(se.type, dd + se.offset, se.size, Type::RATIONAL, tmp, 8);
-            memcpy(&v.num, tmp, 4);
-            memcpy(&v.den, tmp + 4, 4);
-          }
-          if (present == 0 && (o == ir::Op::STREAM_MIN || o == ir::Op::STREAM_MAX)) racc = v;
-          else if (o == ir::Op::STREAM_MIN) racc = vm::val::ratCmp(v, racc) < 0 ? v : racc;
-          else if (o == ir::Op::STREAM_MAX) racc = vm::val::ratCmp(v, racc) > 0 ? v : racc;
-          else racc = vm::val::ratAdd(racc, v);
-        } else if (de.type == Type::FLOAT) {
-          float v;
-          uint8_t tmp[4];
-          convertElem(se.type, dd + se.offset, se.size, Type::FLOAT, tmp, 4);
-          memcpy(&v, tmp, 4);
-          if (present == 0 && (o == ir::Op::STREAM_MIN || o == ir::Op::STREAM_MAX)) facc = v;
-          else if (o == ir::Op::STREAM_MIN) facc = std::min(facc, v);
-          else if (o == ir::Op::STREAM_MAX) facc = std::max(facc, v);
-          else facc += v;
-        } else {
-          double v;
-          uint8_t tmp[8];
-          convertElem(se.type, dd + se.offset, se.size, Type::DOUBLE, tmp, 8);
-          memcpy(&v, tmp, 8);
-          if (present == 0 && (o == ir::Op::STREAM_MIN || o == ir::Op::STREAM_MAX)) dacc = v;
-          else if (o == ir::Op::STREAM_MIN) dacc = std::min(dacc, v);
-          else if (o == ir::Op::STREAM_MAX) dacc = std::max(dacc, v);
-          else dacc += v;
-        }
-        ++present;
-      }
       memset(s.inRec.data(), 0, size_t(de.size));
-      if (present == 0) {
-        s.inNull[0] = 1;
-        return true;
+      bool some = false;
+      if (a.hist.get(n, dd, nl)) {
+        if (de.type == Type::RATIONAL) some = reduceRecord<vm::val::Rat>(op.op, a.out, dd, nl, de.type, s.inRec.data());
+        else if (de.type == Type::FLOAT) some = reduceRecord<float>(op.op, a.out, dd, nl, de.type, s.inRec.data());
+        else some = reduceRecord<double>(op.op, a.out, dd, nl, de.type, s.inRec.data());
       }
-      s.inNull[0] = 0;
-      if (o == ir::Op::STREAM_AVG) {
-        if (de.type == Type::RATIONAL) racc = vm::val::ratDiv(racc, vm::val::Rat{present, 1});
-        else if (de.type == Type::FLOAT) facc = facc / float(present);
-        else dacc = dacc / double(present);
-      }
-      if (de.type == Type::RATIONAL) {
-        memcpy(s.inRec.data(), &racc.num, 4);
-        memcpy(s.inRec.data() + 4, &racc.den, 4);
-      } else if (de.type == Type::FLOAT) {
-        memcpy(s.inRec.data(), &facc, 4);
-      } else {
-        memcpy(s.inRec.data(), &dacc, 8);
-      }
+      s.inNull[0] = some ? 0 : 1;  // no present element: NULL
       return true;
     }
     default: s.error = std::string("unsupported operator ") + ir::opName(op.op); return false;
