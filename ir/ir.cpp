@@ -152,39 +152,29 @@ static std::string streamFormat(T v) {
   return os.str();
 }
 
-std::string printForm(const Value& v) {
+// The two renderings differ only for floats (%g against fixed 6 decimals)
+// and (name, index) pairs ("s[3]" against "s").
+static std::string render(const Value& v, bool printed) {
   return std::visit(
-      [](auto&& x) -> std::string {
+      [printed](auto&& x) -> std::string {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, uint8_t>) return std::to_string(unsigned(x));
         else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) return std::to_string(x);
         else if constexpr (std::is_same_v<T, Rational>) return x.str();
-        else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return streamFormat(x);
+        else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+          return printed ? streamFormat(x) : std::to_string(x);
         else if constexpr (std::is_same_v<T, std::pair<int32_t, int32_t>>)
           return std::to_string(x.first) + "," + std::to_string(x.second);
-        else if constexpr (std::is_same_v<T, IdxPair>) return x.first + "[" + std::to_string(x.second) + "]";
+        else if constexpr (std::is_same_v<T, IdxPair>)
+          return printed ? x.first + "[" + std::to_string(x.second) + "]" : x.first;
         else if constexpr (std::is_same_v<T, std::string>) return x;
         else return "null";
       },
       v);
 }
 
-std::string textForm(const Value& v) {
-  return std::visit(
-      [](auto&& x) -> std::string {
-        using T = std::decay_t<decltype(x)>;
-        if constexpr (std::is_same_v<T, uint8_t>) return std::to_string(unsigned(x));
-        else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t>) return std::to_string(x);
-        else if constexpr (std::is_same_v<T, Rational>) return x.str();
-        else if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return std::to_string(x);
-        else if constexpr (std::is_same_v<T, std::pair<int32_t, int32_t>>)
-          return std::to_string(x.first) + "," + std::to_string(x.second);
-        else if constexpr (std::is_same_v<T, IdxPair>) return x.first;
-        else if constexpr (std::is_same_v<T, std::string>) return x;
-        else return "null";
-      },
-      v);
-}
+std::string printForm(const Value& v) { return render(v, true); }
+std::string textForm(const Value& v) { return render(v, false); }
 
 std::string Token::print() const { return std::string(opName(op)) + "(" + printForm(v) + ")"; }
 
