@@ -86,6 +86,23 @@ int compileFile(const std::string& argv0, const std::string& file, const ir::Opt
   }
 }
 
+// --disable-pass NAME: turns one optimizer pass off (compile and run modes).
+const char* kPassNames = "turn an optimizer pass off: dedup, share-selects, commutative-add, factor, simplify";
+bool disablePasses(const std::vector<std::string>& names, ir::Options& opt) {
+  for (auto& d : names) {
+    if (d == "dedup") opt.dedupSubstrates = false;
+    else if (d == "share-selects") opt.shareEquivalentSelects = opt.commutativeAdd = false;
+    else if (d == "commutative-add") opt.commutativeAdd = false;
+    else if (d == "factor") opt.factorHashTimemoves = false;
+    else if (d == "simplify") opt.simplifyExpressions = false;
+    else {
+      fmt::print(stderr, "unknown pass '{}' for --disable-pass\n", d);
+      return false;
+    }
+  }
+  return true;
+}
+
 int compileMode(int argc, char** argv) {
   CLI::App app{"xretractor -c: compile an RQL query file and print its plan"};
   std::string queryFile;
@@ -106,8 +123,7 @@ int compileMode(int argc, char** argv) {
   app.add_flag("-p,--transparent", transparent, "DOT: transparent background");
   app.add_option("-w,--diagram", diagram, "marble diagram G:N (not supported)");
   app.add_flag("-b,--build-info", buildInfo, "print optimizer switches and exit");
-  app.add_option("--disable-pass", disabled,
-                 "turn an optimizer pass off: dedup, share-selects, commutative-add, factor, simplify");
+  app.add_option("--disable-pass", disabled, kPassNames);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -126,17 +142,7 @@ int compileMode(int argc, char** argv) {
     return kExitArgs;
   }
   ir::Options opt = ir::defaultOptions();
-  for (auto& d : disabled) {
-    if (d == "dedup") opt.dedupSubstrates = false;
-    else if (d == "share-selects") opt.shareEquivalentSelects = opt.commutativeAdd = false;
-    else if (d == "commutative-add") opt.commutativeAdd = false;
-    else if (d == "factor") opt.factorHashTimemoves = false;
-    else if (d == "simplify") opt.simplifyExpressions = false;
-    else {
-      fmt::print(stderr, "unknown pass '{}' for --disable-pass\n", d);
-      return kExitArgs;
-    }
-  }
+  if (!disablePasses(disabled, opt)) return kExitArgs;
   const std::string argv0 = argv[0];
   if (queryFile.empty()) {
     fmt::print("{}: fatal error: no input file\n", argv0);
@@ -249,6 +255,8 @@ int runMode(int argc, char** argv) {
   app.add_flag("-u,--until-eof", untilEof, "stop when a source runs out of data");
   app.add_flag("--interpret", interpret, "run field programs on the bytecode VM");
   app.add_option("--threads", threads, "worker threads (default: all cores; 1 = serial)");
+  std::vector<std::string> disabled;
+  app.add_option("--disable-pass", disabled, kPassNames);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -304,8 +312,10 @@ int runMode(int argc, char** argv) {
     server->shutdown();
     return 0;
   }
+  ir::Options copt = ir::defaultOptions();
+  if (!disablePasses(disabled, copt)) return kExitArgs;
   ir::Plan plan;
-  if (int rc = compileFile(argv[0], queryFile, ir::defaultOptions(), plan)) return rc;
+  if (int rc = compileFile(argv[0], queryFile, copt, plan)) return rc;
   if (!plan.find(":STORAGE") && !gConfig.storageDir.empty()) {
     ir::Query st;
     st.id = ":STORAGE";

@@ -9,7 +9,29 @@ namespace ir::passes {
 
 namespace {
 
-void collect(const Plan& p, const std::string& s, int base, bool viaHash, SourceOffsets& out) {
+// A stream can reach q by several paths (`(s > 1) + s`): the shallowest path
+// names it (a direct operand always wins), the first one at equal depth.
+// Names reached at one depth at two different places are ambiguous.
+struct Reach {
+  SourceOffsets& out;
+  std::map<std::string, int> depth;
+  void note(const std::string& u, int g, int d, bool via) {
+    auto it = depth.find(u);
+    if (it != depth.end()) {
+      if (d == it->second && out.offset[u] != g) out.ambiguous.insert(u);
+      if (d >= it->second) return;
+      out.ambiguous.erase(u);
+    }
+    depth[u] = d;
+    out.offset[u] = g;
+    if (via)
+      out.viaInterleave.insert(u);
+    else
+      out.viaInterleave.erase(u);
+  }
+};
+
+void collect(const Plan& p, const std::string& s, int base, bool viaHash, int d, Reach& r) {
   const Query* q = p.find(s);
   if (!q || !q->isSubstrat) return;
   bool hash = false;
@@ -20,9 +42,8 @@ void collect(const Plan& p, const std::string& s, int base, bool viaHash, Source
     if (t.op != Op::PUSH_STREAM) continue;
     const std::string& u = std::get<std::string>(t.v);
     int g = hash ? base : base + o;
-    out.offset[u] = g;
-    if (viaHash || hash) out.viaInterleave.insert(u);
-    collect(p, u, g, viaHash || hash, out);
+    r.note(u, g, d, viaHash || hash);
+    collect(p, u, g, viaHash || hash, d + 1, r);
     if (!hash) {
       if (const Query* uq = p.find(u)) o += flatWidth(*uq);
     }
@@ -72,22 +93,25 @@ void checkReferences(const Plan& p) {
 
 SourceOffsets sourceOffsets(const Plan& p, const Query& q) {
   SourceOffsets out;
+  Reach r{out, {}};
+  std::vector<std::pair<std::string, int>> direct;
+  bool hash = false;
   int o = 0;
   for (auto& t : q.program) {
     if (t.op == Op::PUSH_STREAM) {
       const std::string& s = std::get<std::string>(t.v);
-      out.offset[s] = o;
+      direct.emplace_back(s, o);
       if (const Query* sq = p.find(s)) o += flatWidth(*sq);
     }
-    if (t.op == Op::STREAM_HASH) {
-      for (auto& [k, v] : out.offset) {
-        v = 0;
-        out.viaInterleave.insert(k);
-      }
-    }
+    if (t.op == Op::STREAM_HASH) hash = true;
   }
-  auto direct = out.offset;
-  for (auto& [s, base] : direct) collect(p, s, base, out.viaInterleave.count(s) > 0, out);
+  // Both operands of `s + s` are one record: the later position names it.
+  for (auto& [s, base] : direct) {
+    r.depth[s] = 0;
+    out.offset[s] = hash ? 0 : base;
+    if (hash) out.viaInterleave.insert(s);
+  }
+  for (auto& [s, base] : direct) collect(p, s, hash ? 0 : base, hash, 1, r);
   return out;
 }
 
@@ -126,6 +150,11 @@ void localizeFieldOffsets(Plan& p) {
     if (q.program.empty()) continue;
     SourceOffsets so = sourceOffsets(p, q);
     for (auto& n : q.userRefs) {
+      if (n != q.id && so.ambiguous.count(n) && !so.viaInterleave.count(n))
+        throw CompileError("Stream '" + q.id + "' refers to '" + n +
+                               "', which reaches its FROM clause through two operands at different places. Refer "
+                               "to the element by its position in '" + q.id + "' (" + q.id + "[i]) instead.",
+                           q.loc);
       if (n == q.id || !so.viaInterleave.count(n)) continue;
       // Point at a rule when only a rule condition names the constituent.
       SrcLoc where = q.loc;

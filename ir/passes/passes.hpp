@@ -61,6 +61,7 @@ void localizeFieldOffsets(Plan& p);
 struct SourceOffsets {
   std::map<std::string, int> offset;     // stream -> first flat position in q's input record
   std::set<std::string> viaInterleave;   // streams whose positions are shared through #
+  std::set<std::string> ambiguous;       // reached at two places by equally short paths
 };
 SourceOffsets sourceOffsets(const Plan& p, const Query& q);
 // q's input record: one slot per flat element of what its FROM operator produces.
