@@ -16,6 +16,16 @@ void checkDuplicateNames(const Plan& p) {
                            std::to_string(it->second->loc.line) + ")",
                        q.loc);
   }
+  // A rule's name names its dump files: two rules of one name would share them.
+  std::map<std::string, const Rule*> rules;
+  for (auto& q : p.queries)
+    for (auto& r : q.rules) {
+      auto [it, fresh] = rules.emplace(r.name, &r);
+      if (!fresh)
+        throw CompileError("Rule '" + r.name + "' is defined more than once (first at line " +
+                               std::to_string(it->second->loc.line) + ")",
+                           r.loc);
+    }
 }
 
 void checkPlanLimits(const Plan& p) {
