@@ -5,9 +5,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -603,4 +605,131 @@ TEST_CASE("requests still waiting at shutdown are told the server is stopping", 
   CHECK(c->request("get", "", reply, 3000, &err) == ipc::Client::Status::Ok);
   CHECK(reply.get("db") == "server stopping");
   stopper.join();
+}
+
+// ---------------------------------------------------------------- the real engine
+namespace {
+
+// Waits for a child, at most `limit`; its exit status, or -1 on a timeout (the
+// child keeps running) or a signal.
+int waitExit(pid_t pid, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    int st = 0;
+    pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid) return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (r < 0 || std::chrono::steady_clock::now() >= end) return -1;
+    std::this_thread::sleep_for(10ms);
+  }
+}
+
+// `sh -c "exec CMD"` in `dir` with TMPDIR and XDG_CONFIG_HOME = dir: the pid is CMD's.
+pid_t spawn(const fs::path& dir, const std::string& cmd) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(dir.c_str()) != 0) _exit(127);
+    setenv("TMPDIR", dir.c_str(), 1);
+    setenv("XDG_CONFIG_HOME", dir.c_str(), 1);
+    execl("/bin/sh", "sh", "-c", ("exec " + cmd).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return pid;
+}
+
+// A running xretractor on `query` (a text source `c` of 1..10^6 at 20 records a second
+// and a pass-through stream `s`), serving in its own TMPDIR.
+struct LiveEngine : TempDir {
+  pid_t pid = -1;
+  int exitCode = -1;
+  static constexpr const char* kQuery =
+      "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+      "SELECT c[0] STREAM s FROM c\n";
+
+  // `config`: TOML text for -g (empty = none).
+  explicit LiveEngine(const std::string& config = "", bool start = true) {
+    std::string nums;
+    for (int i = 1; i <= 100000; ++i) nums += std::to_string(i) + "\n";
+    write("c.txt", nums);
+    write("q.rql", kQuery);
+    if (!config.empty()) write("engine.toml", config);
+    if (start) REQUIRE(this->start(config.empty() ? "" : "-g engine.toml"));
+  }
+  fs::path lock() const { return dir / "xretractor_service.lock"; }
+  // Starts the engine and waits until its lock says it serves.
+  bool start(const std::string& args) {
+    pid = spawn(dir, std::string("'") + RDB_XRETRACTOR + "' q.rql -k " + args + " >engine.out 2>engine.err");
+    const std::string want = "PID: " + std::to_string(pid) + "\n";
+    for (int i = 0; i < 500; ++i) {
+      if (slurp(lock()).rfind(want, 0) == 0) return true;
+      exitCode = waitExit(pid, 10ms);
+      if (exitCode != -1) {
+        pid = -1;
+        return false;
+      }
+    }
+    return false;
+  }
+  // Runs the engine to its end and returns its exit status (-1: still running after `limit`).
+  int runToEnd(const std::string& args, std::chrono::milliseconds limit = 10s) {
+    pid = spawn(dir, std::string("'") + RDB_XRETRACTOR + "' q.rql -k " + args + " >engine.out 2>engine.err");
+    exitCode = waitExit(pid, limit);
+    if (exitCode != -1) pid = -1;
+    return exitCode;
+  }
+  std::vector<std::string> streamNames() const {
+    Result r = xqry("-y");
+    std::vector<std::string> names;
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("  - name: ", 0) == 0) names.push_back(line.substr(10));
+    return names;
+  }
+  ~LiveEngine() {
+    if (pid > 0) {
+      kill(pid, SIGTERM);
+      if (waitExit(pid, 5s) == -1) {
+        kill(pid, SIGKILL);
+        waitExit(pid, 5s);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("live engine: an ad hoc import is exactly one SELECT; RULE, DECLARE or a second statement are refused", "[ipc][live]") {
+  LiveEngine e;
+  const std::vector<std::string> before = e.streamNames();
+  REQUIRE(before == std::vector<std::string>{"c", "s"});
+  const std::string pwn = (e.dir / "pwned").string();
+  struct Case {
+    std::string text;
+    std::string where;  // line:col the refusal names
+  };
+  const std::vector<Case> cases = {
+      {"SELECT c[0] STREAM x1 FROM c RULE r ON x1 WHEN x1[0] > 0 DO SYSTEM 'id > " + pwn + "'", "1:30"},
+      {"select c[0] stream x2 from c rule r on x2 when x2[0] > 0 do system 'id > " + pwn + "'", "1:30"},
+      {"SELECT c[0] STREAM x3 FROM c\nRULE r ON x3 WHEN x3[0] > 0 DO SYSTEM 'id > " + pwn + "'", "2:1"},
+      {"SELECT c[0] STREAM x4 FROM c RULE r ON x4 WHEN x4[0] > 0 DO DUMP -1 TO 0", "1:30"},
+      {"SELECT c[0] STREAM x5 FROM c; SELECT c[0] STREAM x6 FROM c", "1:29"},
+      {"SELECT c[0] STREAM x7 FROM c\nSELECT c[0] STREAM x8 FROM c", "2:1"},
+      {"SELECT c[0] STREAM x9 FROM c SELECT c[0] STREAM x10 FROM c", "1:30"},
+      {"SELECT c[0] STREAM x11 FROM c\nDECLARE w INTEGER STREAM d, 1 TEXTFILE 'c.txt'", "2:1"},
+      {"SELECT c[0] STREAM x12 FROM c\n  STORAGE 'elsewhere'", "2:3"},
+  };
+  for (auto& k : cases) {
+    INFO(k.text);
+    Result r = e.xqry("-a \"" + k.text + "\"");
+    CHECK(r.rc == 2);
+    CHECK(r.err.rfind("bad rcv: ", 0) == 0);
+    CHECK(r.err.find(k.where + ":") != std::string::npos);
+  }
+  std::this_thread::sleep_for(500ms);  // ten slots: a rule would have fired by now
+  CHECK_FALSE(fs::exists(pwn));
+  CHECK(e.streamNames() == before);
+  CHECK_FALSE(fs::exists(e.dir / "x1"));
+  // The engine still imports a plain SELECT.
+  Result ok = e.xqry("-a \"SELECT c[0] * 2 STREAM fine FROM c\"");
+  CHECK(ok.rc == 0);
+  CHECK(e.streamNames() == std::vector<std::string>{"c", "s", "fine"});
 }
