@@ -46,32 +46,35 @@ namespace {
 struct History {
   int rec = 0, elems = 0;
   int64_t cap = 1;
+  int64_t mask = 0;   // cap - 1 when cap is a power of two (positions by mask), else -1
   int64_t base = 0;   // logical index of the first record ever stored
   int64_t count = 0;  // records stored so far
   std::vector<uint8_t> data, nulls;
 
-  void init(int recordSize, int elemCount, int64_t capacity, int64_t firstIndex) {
+  // `records` comes from ir::historyRing, the size the compiler budgets for.
+  void init(int recordSize, int elemCount, int64_t records, int64_t firstIndex) {
     rec = recordSize;
     elems = elemCount;
-    cap = 1;
-    while (cap < capacity) cap <<= 1;  // a power of two: positions by mask, not division
+    cap = std::max<int64_t>(records, 1);
+    mask = (cap & (cap - 1)) == 0 ? cap - 1 : -1;
     base = firstIndex;
     data.assign(size_t(cap * rec), 0);
     nulls.assign(size_t(cap * elems), 1);
   }
+  int64_t pos(int64_t i) const { return mask >= 0 ? (i & mask) : i % cap; }
   bool get(int64_t n, const uint8_t*& d, const uint8_t*& nl) const {
     if (n < base || n >= base + count || n < base + count - cap) return false;
-    int64_t p = (n - base) & (cap - 1);
+    int64_t p = pos(n - base);
     d = data.data() + p * rec;
     nl = nulls.data() + p * elems;
     return true;
   }
   // The slot the next record goes to; fill it, then commit().
-  uint8_t* nextData() { return data.data() + (count & (cap - 1)) * rec; }
-  uint8_t* nextNulls() { return nulls.data() + (count & (cap - 1)) * elems; }
+  uint8_t* nextData() { return data.data() + pos(count) * rec; }
+  uint8_t* nextNulls() { return nulls.data() + pos(count) * elems; }
   void commit() { ++count; }
   void push(const uint8_t* d, const uint8_t* nl) {
-    int64_t p = count & (cap - 1);
+    int64_t p = pos(count);
     memcpy(data.data() + p * rec, d, size_t(rec));
     memcpy(nulls.data() + p * elems, nl, size_t(elems));
     ++count;
@@ -349,9 +352,10 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
   const ir::Query& q = *s.q;
   int64_t cap = 1;
   if (auto it = p.maxCapacity.find(q.id); it != p.maxCapacity.end()) cap = it->second;
-  // Generous history: the compiler's demand plus a margin for consumers that
-  // read slightly ahead of the minimum (ad hoc streams among them).
-  cap = cap * 2 + 8;
+  // The compiler's demand (rule dumps included) with the margin of
+  // ir::historyRing, for consumers that read slightly ahead of the minimum
+  // (ad hoc streams among them).
+  cap = ir::historyRing(cap);
   if (s.declared) {
     s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, 0);
     bool text = q.sourceKind == ir::SourceKind::TEXTSOURCE;
@@ -363,7 +367,7 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
     s.in = ir::Layout::of(ir::passes::inputRecord(p, q));
     if (!q.rules.empty()) {
       s.rules = std::make_unique<StreamRules>(q, s.out, storageDir, &commands);
-      cap = std::max<int64_t>(cap, s.rules->historyNeeded() + 2);
+      cap = std::max<int64_t>(cap, ir::historyRing(s.rules->historyNeeded() + 2));
     }
     s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, q.origin);
     s.inRec.assign(size_t(std::max(s.in.recordSize, 1)), 0);

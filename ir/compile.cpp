@@ -80,6 +80,7 @@ void compilePlan(Plan& p) {
   computeLogicalOrigins(p);
   computeStartupLatencies(p);
   computeRequiredCapacities(p);
+  checkHistoryBudget(p);
   validateConstraints(p);
   applyCapacitiesToStreams(p);
   topoSort(p);

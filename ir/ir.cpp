@@ -8,6 +8,17 @@
 
 namespace ir {
 
+int64_t historyRing(int64_t demand) {
+  constexpr int64_t kSmall = int64_t(1) << 20;
+  const int64_t want = demand * 2 + 8;
+  if (want <= kSmall) {
+    int64_t cap = 1;
+    while (cap < want) cap <<= 1;
+    return cap;
+  }
+  return demand + demand / 16 + 64;
+}
+
 // ---------------------------------------------------------------- rationals
 static __int128 gcd128(__int128 a, __int128 b) {
   if (a < 0) a = -a;

@@ -159,7 +159,14 @@ struct Options {
   bool factorHashTimemoves = true;
   bool simplifyExpressions = true;
   bool strictReferences = true;  // reject references outside FROM and out-of-range indices
+  int64_t historyBudgetBytes = int64_t(1) << 30;  // limits.history_memory_mib: all history rings together
 };
+
+// Records the engine keeps for a stream whose consumers need `demand`
+// records: small rings get a generous margin and a power-of-two size
+// (positions by mask); large ones only a small margin, so a delay of 10^8
+// records costs about 10^8 records.
+int64_t historyRing(int64_t demand);
 
 struct Plan {
   std::vector<Query> queries;

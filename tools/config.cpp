@@ -24,6 +24,12 @@ void apply(Config& c, const toml::table& t) {
   intKey("timing", "server_startup_poll_ms", c.serverStartupPollMs, 1, 100);
   intKey("timing", "query_no_data_timeout_ms", c.queryNoDataTimeoutMs, 1, 10000);
   if (auto v = t["paths"]["lock_dir"].value<std::string>()) c.lockDir = *v;
+  if (auto v = t["limits"]["history_memory_mib"].value<int64_t>()) {
+    if (*v < 1 || *v > (int64_t(1) << 30))
+      throw std::runtime_error("Configuration error: limits.history_memory_mib must be between 1 and 2^30, got " +
+                               std::to_string(*v));
+    c.historyMemoryMib = *v;
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@ struct Config {
   int serverStartupPollMs = 100;
   int queryNoDataTimeoutMs = 10000;
   std::string lockDir;  // empty = the temp directory
+  int64_t historyMemoryMib = 1024;  // limits.history_memory_mib: all history rings together
 };
 
 // Loads /etc/retractor/retractor.toml, then the user's file; with `explicitFile`

@@ -86,6 +86,9 @@ int compileFile(const std::string& argv0, const std::string& file, const ir::Opt
   }
 }
 
+std::atomic<bool> gStop{false};
+tools::Config gConfig;
+
 // --disable-pass NAME: turns one optimizer pass off (compile and run modes).
 const char* kPassNames = "turn an optimizer pass off: dedup, share-selects, commutative-add, factor, simplify";
 bool disablePasses(const std::vector<std::string>& names, ir::Options& opt) {
@@ -142,6 +145,7 @@ int compileMode(int argc, char** argv) {
     return kExitArgs;
   }
   ir::Options opt = ir::defaultOptions();
+  opt.historyBudgetBytes = gConfig.historyMemoryMib << 20;
   if (!disablePasses(disabled, opt)) return kExitArgs;
   const std::string argv0 = argv[0];
   if (queryFile.empty()) {
@@ -163,8 +167,6 @@ int compileMode(int argc, char** argv) {
 }
 
 
-std::atomic<bool> gStop{false};
-tools::Config gConfig;
 void onSignal(int) { gStop.store(true); }
 
 // The instance lock: ${TMPDIR:-/tmp}/<program>_service.lock holding "PID: <pid>".
@@ -313,6 +315,7 @@ int runMode(int argc, char** argv) {
     return 0;
   }
   ir::Options copt = ir::defaultOptions();
+  copt.historyBudgetBytes = gConfig.historyMemoryMib << 20;
   if (!disablePasses(disabled, copt)) return kExitArgs;
   ir::Plan plan;
   if (int rc = compileFile(argv[0], queryFile, copt, plan)) return rc;

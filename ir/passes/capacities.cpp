@@ -79,8 +79,59 @@ void computeRequiredCapacities(Plan& p) {
       default: break;
     }
     for (auto& r : q.rules)
-      if (r.action == RuleAction::DUMP && r.dumpFrom < 0) demand(s1.id, -int64_t(r.dumpFrom));
+      if (r.action == RuleAction::DUMP && r.dumpFrom < 0) {
+        demand(s1.id, -int64_t(r.dumpFrom));
+        demand(q.id, -int64_t(r.dumpFrom) + 2);  // the dump reads the stream's own past
+      }
   }
+}
+
+// All history rings together must fit the budget (limits.history_memory_mib):
+// a delay or a dump window of 10^9 records is refused here, not by the OOM killer.
+void checkHistoryBudget(const Plan& p) {
+  const int64_t budget = p.options.historyBudgetBytes;
+  int64_t total = 0, worst = 0;
+  const Query* worstQ = nullptr;
+  for (auto& q : p.queries) {
+    if (q.isDirective()) continue;
+    auto it = p.maxCapacity.find(q.id);
+    const int64_t demand = it == p.maxCapacity.end() ? 1 : it->second;
+    int64_t bytesPerRecord = 0, elems = 0;
+    for (auto& f : q.schema) {
+      bytesPerRecord += int64_t(f.rlen) * f.rarray;
+      elems += f.flatCount();
+    }
+    const int64_t bytes = historyRing(demand) * (bytesPerRecord + elems);
+    total += bytes;
+    if (bytes > worst) worst = bytes, worstQ = &q;
+  }
+  if (total <= budget || !worstQ) return;
+  auto mib = [](int64_t b) { return std::to_string((b + (1 << 20) - 1) >> 20); };
+  const Query& q = *worstQ;
+  std::string who = "stream '" + q.id + "'";
+  SrcLoc at = q.loc;
+  // The history is demanded by its readers: name them, and point at the first.
+  std::string readers;
+  int n = 0;
+  for (auto& u : p.queries)
+    for (auto& d : u.dependencies())
+      if (d == q.id && n < 3) {
+        if (n++ == 0 && (q.isSubstrat || q.isDeclaration())) at = u.loc;
+        readers += (readers.empty() ? "" : ", ") + std::string("'") + u.id + "'";
+        break;
+      }
+  if (!readers.empty()) who += " (read by " + readers + ")";
+  for (auto& r : q.rules)
+    if (r.action == RuleAction::DUMP && int64_t(-r.dumpFrom) + 2 >= p.maxCapacity.at(q.id)) {
+      who += " (its rule '" + r.name + "' dumps " + std::to_string(-int64_t(r.dumpFrom)) + " records back)";
+      at = r.loc;
+      break;
+    }
+  throw CompileError("history of " + who + " needs " + mib(worst) + " MiB (" +
+                         std::to_string(p.maxCapacity.count(q.id) ? p.maxCapacity.at(q.id) : 1) +
+                         " records); all streams together need " + mib(total) + " MiB, over the limit of " +
+                         mib(budget) + " MiB (limits.history_memory_mib)",
+                     at);
 }
 
 void applyCapacitiesToStreams(Plan& p) {

@@ -74,6 +74,7 @@ void computeStartupLatencies(Plan& p);
 // capacities.cpp
 void computeRequiredCapacities(Plan& p);
 void applyCapacitiesToStreams(Plan& p);
+void checkHistoryBudget(const Plan& p);
 
 // validate.cpp
 void validateDirectives(const Plan& p);

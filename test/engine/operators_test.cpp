@@ -205,3 +205,15 @@ TEST_CASE("string comparisons in a rule give INTEGER truth", "[engine][rules][re
   CHECK(!std::filesystem::exists(d.dir / "o_never_dump.tmp"));
   CHECK(d.read("o_later_dump.tmp").size() == 8);
 }
+
+TEST_CASE("a delay past the power-of-two ring sizes reads the right records", "[engine][history]") {
+  testing::RunDir d;
+  d.write("s.txt", testing::sequence(0, 600100));
+  const std::string q = "STORAGE '.'\n"
+                        "DECLARE x INTEGER STREAM s, 1/10 TEXTFILE 's.txt'\n"
+                        "SELECT * STREAM late FROM s > 600000\n";
+  REQUIRE(d.run(q, "--no-clock -m 600050") == 0);
+  auto recs = d.records("late", 1);
+  REQUIRE(recs.size() == 49);
+  for (size_t p = 0; p < recs.size(); ++p) CHECK(recs[p][0] == int32_t(p));
+}

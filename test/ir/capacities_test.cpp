@@ -134,3 +134,49 @@ TEST_CASE("applyCapacitiesToStreams: VOLATILE streams and substrates grow to the
   CHECK(p.get("STREAM_TIMEMOVE_0_other").policyCapacity == cap(p, "STREAM_TIMEMOVE_0_other"));
   CHECK(cap(p, "STREAM_TIMEMOVE_0_other") == 4);
 }
+
+TEST_CASE("history over the budget is refused at compile time, naming the stream", "[capacities][budget]") {
+  SECTION("a delay of 2^31 - 1 records") {
+    CHECK_THROWS_WITH(testing::compileText(decl("s", "1/10", "a INTEGER, b INTEGER") +
+                                           "SELECT * STREAM q FROM s > 2147483647\n"),
+                      Catch::Contains("history of stream 's' (read by 'q')") &&
+                          Catch::Contains("over the limit of 1024 MiB (limits.history_memory_mib)"));
+  }
+  SECTION("a dump window of 10^9 records back") {
+    try {
+      testing::compileText(decl("s", "1/10") + "SELECT * STREAM q FROM s\n"
+                           "RULE r ON q WHEN q[0] > 1 DO DUMP -1000000000 TO 1000000000\n");
+      FAIL("compiled");
+    } catch (const ir::CompileError& e) {
+      CHECK_THAT(e.what(), Catch::Contains("its rule 'r' dumps 1000000000 records back"));
+      CHECK(e.loc.line == 3);
+    }
+  }
+  SECTION("the budget is an option") {
+    ir::Options o = ir::defaultOptions();
+    o.historyBudgetBytes = 1 << 20;
+    CHECK_THROWS_AS(ir::compile(ut::parse(decl("s", "1") + "SELECT * STREAM q FROM s > 200000\n"), o),
+                    ir::CompileError);
+    CHECK_NOTHROW(ir::compile(ut::parse(decl("s", "1") + "SELECT * STREAM q FROM s > 20000\n"), o));
+  }
+  SECTION("a delay of 10^8 records fits and costs about 10^8 records") {
+    ir::Plan p = testing::compileText(decl("s", "1/10", "a INTEGER, b INTEGER") + "SELECT * STREAM q FROM s > 100000000\n");
+    CHECK(ir::historyRing(cap(p, "s")) < 107000000);
+  }
+}
+
+TEST_CASE("history rings: small ones a power of two with margin, large ones a small margin", "[capacities][budget]") {
+  CHECK(ir::historyRing(1) == 16);
+  CHECK(ir::historyRing(100) == 256);
+  CHECK(ir::historyRing(500000) == (1 << 20));
+  const int64_t big = ir::historyRing(600000);
+  CHECK(big >= 600000);
+  CHECK(big < 700000);
+}
+
+TEST_CASE("a DUMP rule's history is demanded of the stream itself", "[capacities][rules]") {
+  ir::Plan p = testing::compileText("STORAGE 'temp'\n" + decl("core0", "0.1", "a INTEGER") +
+                                    "SELECT str1[0] STREAM str1 FROM core0\n"
+                                    "RULE testrule1 ON str1 WHEN str1[0] < 15 DO DUMP -7 TO 5\n");
+  CHECK(cap(p, "str1") == 9);
+}
