@@ -178,7 +178,22 @@ struct InstanceLock {
   bool acquire(const std::string& dir, const std::string& prog) {
     path = ((dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir)) /
             (prog + "_service.lock")).string();
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // Never through a symbolic link (nor a FIFO, a device or a file of another user):
+    // the lock is truncated and written, and it lives in a shared directory.
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+    if (fd < 0 && errno == ELOOP) {
+      fmt::print(stderr, "{}: lock file {} is a symbolic link; refusing to use it\n", prog, path);
+      return false;
+    }
+    struct stat sb {};
+    if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_nlink != 1 || sb.st_uid != geteuid())) {
+      fmt::print(stderr, "{}: lock file {} is not a regular file of this user with one link; refusing to use it\n",
+                 prog, path);
+      ::close(fd);
+      fd = -1;
+      return false;
+    }
+    if (fd >= 0 && (sb.st_mode & 0777) != 0600) ::fchmod(fd, 0600);  // left by an older version
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
       fmt::print(stderr, "Another instance is running, errno: {}\n", strerror(errno));
       if (fd >= 0) ::close(fd);
@@ -217,7 +232,7 @@ int cleanupInstances(const std::string& lockDir) {
     const std::string suffix = "_service.lock";
     if (n.rfind("xretractor", 0) != 0 || n.size() < suffix.size() || n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
-    int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(e.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;
     bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
     if (!held) {
@@ -277,7 +292,7 @@ int runMode(int argc, char** argv) {
     std::string path = ((gConfig.lockDir.empty() ? std::filesystem::temp_directory_path()
                                                  : std::filesystem::path(gConfig.lockDir)) /
                         (prog + "_service.lock")).string();
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     bool running = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0;
     if (fd >= 0) ::close(fd);
     fmt::print("{}_service: {}\n", prog, running ? "Running" : "Stopped");

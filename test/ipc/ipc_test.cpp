@@ -733,3 +733,29 @@ TEST_CASE("live engine: an ad hoc import is exactly one SELECT; RULE, DECLARE or
   CHECK(ok.rc == 0);
   CHECK(e.streamNames() == std::vector<std::string>{"c", "s", "fine"});
 }
+
+TEST_CASE("live engine: a symlink at the lock path is refused, its target untouched; the lock is 0600", "[ipc][live]") {
+  {
+    LiveEngine e("", false);
+    e.write("victim", "precious\n");
+    chmod((e.dir / "victim").c_str(), 0644);
+    fs::create_symlink(e.dir / "victim", e.lock());
+    const int rc = e.runToEnd("-m 3");
+    CHECK(rc != 0);
+    CHECK(rc != -1);
+    CHECK(slurp(e.dir / "victim") == "precious\n");
+    struct stat sb {};
+    REQUIRE(stat((e.dir / "victim").c_str(), &sb) == 0);
+    CHECK((sb.st_mode & 0777) == 0644);
+    CHECK(fs::is_symlink(e.lock()));
+    CHECK(slurp(e.dir / "engine.err").find("symbolic link") != std::string::npos);
+    CHECK_FALSE(fs::exists(e.dir / "s"));
+  }
+  {
+    LiveEngine e;
+    struct stat sb {};
+    REQUIRE(lstat(e.lock().c_str(), &sb) == 0);
+    CHECK(S_ISREG(sb.st_mode));
+    CHECK((sb.st_mode & 0777) == 0600);
+  }
+}
