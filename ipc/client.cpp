@@ -95,7 +95,15 @@ Client::Status Client::request(const std::string& message, const std::string& ar
     return Status::Error;
   }
   if (!sendRaw(frame)) {
-    if (error) *error = strerror(errno);
+    // The server may have said why before it closed (too many clients, idle).
+    const int e = errno;
+    Frame f;
+    if (receiveFrame(f, 100) == Status::Ok && f.kind == Kind::Error) {
+      auto t = Tree::parse(f.payload);
+      if (error) *error = t ? t->get("db") : "error frame from the server";
+      return Status::Error;
+    }
+    if (error) *error = strerror(e);
     return Status::Closed;
   }
   using clock = std::chrono::steady_clock;

@@ -138,7 +138,10 @@ struct ServerOptions {
   int queueBufferSeconds = 10;
   int minQueueElements = 100;
   size_t maxQueueBytes = 16u << 20;  // per client, whatever the message count
-  int maxClients = 128;
+  int maxClients = 128;  // more connections are refused ("error: too many clients")
+  // A connection without a subscription that sends no request for this long is
+  // closed (0 = never), so idle connections cannot keep the clients out.
+  int idleTimeoutMs = 5000;
   int shutdownFlushMs = 1000;  // how long shutdown() keeps sending queued data and end markers
   std::function<void(const std::string&)> log;  // diagnostics (overflow, refused peers); may be empty
 };
@@ -168,6 +171,7 @@ class Server {
   struct Stats {
     uint64_t dropped = 0;       // messages not delivered because a queue was full (or too large)
     uint64_t disconnected = 0;  // clients cut off because they stayed behind
+    uint64_t idleClosed = 0;    // connections closed because they sent nothing (idleTimeoutMs)
     uint64_t published = 0;     // messages queued to subscribers
     uint64_t clients = 0;       // connections open now
     uint64_t subscribers = 0;   // subscriptions now

@@ -33,6 +33,7 @@ struct Conn {
   size_t cap = 0;      // message bound while subscribed
   bool closeAfterFlush = false;
   bool dead = false;
+  std::chrono::steady_clock::time_point lastRequest;  // or the moment it connected
   ~Conn() {
     if (fd >= 0) ::close(fd);
   }
@@ -140,6 +141,24 @@ struct Server::Impl {
   void reap() {
     std::erase_if(conns, [](const ConnPtr& c) { return c->dead; });
   }
+  // Closes connections that hold no subscription and sent no request for
+  // opt.idleTimeoutMs: a connection that only sits there must not keep others out.
+  void expireIdle() {
+    if (opt.idleTimeoutMs <= 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    const auto limit = std::chrono::milliseconds(opt.idleTimeoutMs);
+    for (auto& cp : conns) {
+      Conn& c = *cp;
+      if (c.dead || !c.stream.empty() || now - c.lastRequest < limit) continue;
+      if (c.out.empty()) {  // a word on why, if the socket takes it now
+        const std::string f = encodeFrame(
+            Kind::Error, errorTree("error: idle for " + std::to_string(opt.idleTimeoutMs) + " ms; closed").text());
+        [[maybe_unused]] ssize_t r = ::send(c.fd, f.data(), f.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
+      ++st.idleClosed;
+      drop(c);
+    }
+  }
 
   void accept() {
     for (;;) {
@@ -157,6 +176,7 @@ struct Server::Impl {
       }
       auto c = std::make_shared<Conn>();
       c->fd = fd;
+      c->lastRequest = std::chrono::steady_clock::now();
       std::lock_guard lk(mu);
       if (int(conns.size()) >= opt.maxClients) {
         std::string f = encodeFrame(Kind::Error, errorTree("error: too many clients").text());
@@ -208,6 +228,7 @@ struct Server::Impl {
         log("ipc: malformed message from a client: " + why);
         break;
       }
+      c.lastRequest = std::chrono::steady_clock::now();
       requests.emplace_back(cp, std::move(*t));
     }
     if (eof) {
@@ -313,6 +334,7 @@ Answer answer(Server::Impl& s, const ServerHooks& h, const Tree& req) {
     db.add("published", std::to_string(st.published));
     db.add("dropped", std::to_string(st.dropped));
     db.add("disconnected", std::to_string(st.disconnected));
+    db.add("idle_closed", std::to_string(st.idleClosed));
   } else {
     a.reply = errorTree("error: unknown command: " + msg);
   }
@@ -395,6 +417,7 @@ void Server::poll(const ServerHooks& h, int timeoutMs) {
   {
     std::lock_guard lk(s.mu);
     if (s.closed) return;
+    s.expireIdle();
     s.reap();
     fds.push_back({s.listenFd, POLLIN, 0});
     fds.push_back({s.wakeR, POLLIN, 0});

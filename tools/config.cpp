@@ -19,6 +19,8 @@ void apply(Config& c, const toml::table& t) {
   };
   intKey("ipc", "queue_buffer_seconds", c.queueBufferSeconds, 1, 10);
   intKey("ipc", "min_queue_elements", c.minQueueElements, 1, 100);
+  intKey("ipc", "max_clients", c.maxClients, 1, 128);
+  intKey("ipc", "client_idle_timeout_ms", c.clientIdleTimeoutMs, 1, 5000);
   intKey("ipc", "client_response_max_fails", c.clientResponseMaxFails, 1, 300);
   intKey("timing", "server_startup_wait_s", c.serverStartupWaitS, 1, 30);
   intKey("timing", "server_startup_poll_ms", c.serverStartupPollMs, 1, 100);

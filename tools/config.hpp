@@ -10,6 +10,8 @@ struct Config {
   std::string storageDir;  // storage.dir, normalised with a trailing '/'; empty = unset
   int queueBufferSeconds = 10;
   int minQueueElements = 100;
+  int maxClients = 128;            // ipc.max_clients: connections the engine serves at once
+  int clientIdleTimeoutMs = 5000;  // ipc.client_idle_timeout_ms: a silent connection is closed
   int clientResponseMaxFails = 300;
   int serverStartupWaitS = 30;
   int serverStartupPollMs = 100;

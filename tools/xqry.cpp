@@ -120,6 +120,12 @@ bool parseGnuplot(const std::string& s, int& x, int& ymin, int& ymax) {
 }
 
 // ---------------------------------------------------------------- the connection
+// The server refused the connection: it serves ipc.max_clients already.
+struct TooManyClients : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+constexpr int kExitTooManyClients = 16;  // EBUSY
+
 class Session {
  public:
   explicit Session(const Options& o) : o_(o) {}
@@ -156,9 +162,18 @@ class Session {
   ipc::Client::Status ask(const std::string& message, const std::string& arg, ipc::Tree& reply) {
     reply = ipc::Tree();
     std::string err;
-    auto st = c_->request(message, arg, reply, replyMs(), &err);
+    auto st = request(message, arg, reply, &err);
     if (st == ipc::Client::Status::Timeout) logLine("server not found");
     else if (st != ipc::Client::Status::Ok) logLine("IPC: " + err);
+    return st;
+  }
+
+  // One request; throws TooManyClients when the server refused the connection.
+  ipc::Client::Status request(const std::string& message, const std::string& arg, ipc::Tree& reply,
+                              std::string* err) {
+    auto st = c_->request(message, arg, reply, replyMs(), err);
+    if (st == ipc::Client::Status::Error && err->find("too many clients") != std::string::npos)
+      throw TooManyClients(*err);
     return st;
   }
 
@@ -483,7 +498,7 @@ int cmdSelect(Session& s, const Options& o) {
   const bool json = o.format == Format::Jsonl;
   ipc::Tree r;
   std::string err;
-  auto st = s.client().request("get", "", r, Session::replyMs(), &err);
+  auto st = s.request("get", "", r, &err);
   if (st != ipc::Client::Status::Ok) {
     logLine(fmt::format("xqry: {}: server did not answer in time{}", name, err.empty() ? "" : " (" + err + ")"));
     if (json) jsonError("timeout", "server did not answer in time");
@@ -498,10 +513,10 @@ int cmdSelect(Session& s, const Options& o) {
   Schema schema;
   if (o.format != Format::Raw) {  // field names, asked before `show` so no data interleaves
     ipc::Tree d;
-    if (s.client().request("detail", name, d, Session::replyMs(), &err) == ipc::Client::Status::Ok)
+    if (s.request("detail", name, d, &err) == ipc::Client::Status::Ok)
       schema = schemaOf(d);
   }
-  st = s.client().request("show", name, r, Session::replyMs(), &err);
+  st = s.request("show", name, r, &err);
   const std::string reply = r.get("db");
   if (st != ipc::Client::Status::Ok || !reply.empty()) {
     if (reply.rfind("error: unknown stream", 0) == 0) {
@@ -691,6 +706,10 @@ int main(int argc, char** argv) {
       case Cmd::None: break;
     }
     return 1;
+  } catch (const TooManyClients&) {
+    logLine("xqry: the server refused the connection: too many clients (ipc.max_clients); try again later");
+    if (o.jsonl) jsonError("too_many_clients", "too many clients");
+    return kExitTooManyClients;
   } catch (const std::exception& e) {
     logLine(std::string("Std: ") + e.what());
     if (o.jsonl) jsonError("internal", e.what());

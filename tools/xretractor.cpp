@@ -305,6 +305,8 @@ int runMode(int argc, char** argv) {
   ipc::ServerOptions sopt;
   sopt.queueBufferSeconds = gConfig.queueBufferSeconds;
   sopt.minQueueElements = gConfig.minQueueElements;
+  sopt.maxClients = gConfig.maxClients;
+  sopt.idleTimeoutMs = gConfig.clientIdleTimeoutMs;
   sopt.log = [](const std::string& m) { fmt::print(stderr, "xretractor: {}\n", m); };
   const std::string socket = ipc::socketPath(gConfig.lockDir, name);
   // The lock first (a second instance stops here), then the socket, then "PID:".

@@ -734,6 +734,57 @@ TEST_CASE("live engine: an ad hoc import is exactly one SELECT; RULE, DECLARE or
   CHECK(e.streamNames() == std::vector<std::string>{"c", "s", "fine"});
 }
 
+TEST_CASE("live engine: idle connections are closed; the client limit is configurable; xqry says too many clients",
+          "[ipc][live]") {
+  LiveEngine e("[ipc]\nmax_clients = 8\nclient_idle_timeout_ms = 1000\n");
+  const std::string path = ipc::socketPath(e.dir.string());
+  std::string err;
+  // A subscriber that has sent its request is not idle.
+  auto sub = ipc::Client::connect(path, err);
+  REQUIRE(sub);
+  ipc::Tree reply;
+  REQUIRE(sub->request("show", "s", reply, 2000, &err) == ipc::Client::Status::Ok);
+  // The rest of the limit: connections that never send anything.
+  std::vector<std::unique_ptr<ipc::Client>> idle;
+  for (int i = 0; i < 7; ++i) {
+    idle.push_back(ipc::Client::connect(path, err));
+    REQUIRE(idle.back());
+  }
+  std::this_thread::sleep_for(100ms);
+  Result full = e.xqry("-s s -m 1");
+  CHECK(full.rc == 16);
+  CHECK(full.err.find("too many clients") != std::string::npos);
+  CHECK(full.err.find("did not answer") == std::string::npos);
+  Result hello = e.xqry("-l");
+  CHECK(hello.rc == 16);
+  CHECK(hello.err.find("too many clients") != std::string::npos);
+  // After the idle timeout the idle ones are gone and clients get in again.
+  std::this_thread::sleep_for(1500ms);
+  Result after = e.xqry("-s s -m 2");
+  CHECK(after.rc == 0);
+  CHECK(countOf(after.out, "\r\n") == 2);
+  CHECK(e.xqry("-l").rc == 0);
+  for (auto& c : idle) {  // at most a word on why, then the end of the connection
+    ipc::Frame f;
+    ipc::Client::Status st = c->receiveFrame(f, 1000, &err);
+    if (st == ipc::Client::Status::Ok) {
+      CHECK(f.kind == ipc::Kind::Error);
+      CHECK(f.payload.find("idle") != std::string::npos);
+      st = c->receiveFrame(f, 1000, &err);
+    }
+    CHECK(st == ipc::Client::Status::Closed);
+  }
+  Result stats = e.xqry("--stats");
+  CHECK(stats.out.find("idle_closed: 7") != std::string::npos);
+  // The subscriber kept its connection and its records.
+  ipc::Tree m;
+  int got = 0;
+  while (got < 100 && sub->receive(m, 0, &err) == ipc::Client::Status::Ok) ++got;
+  CHECK(got >= 20);
+  CHECK(sub->receive(m, 1000, &err) == ipc::Client::Status::Ok);
+  CHECK(m.get("stream") == "s");
+}
+
 TEST_CASE("live engine: a symlink at the lock path is refused, its target untouched; the lock is 0600", "[ipc][live]") {
   {
     LiveEngine e("", false);
