@@ -92,7 +92,10 @@ class FrameReader {
 // named instance; an empty dir is the temp directory (${TMPDIR:-/tmp}).
 std::string socketPath(const std::string& dir = "", const std::string& name = "");
 
-// Stream name of the end marker every subscriber receives when the server stops.
+// Stream name of the data message that ends a subscription: `stream OUT_OF_BUSSINESS`,
+// `reason shutdown` when the server stops, or `reason removed` and `id <stream>`
+// when the subscribed stream was removed from the running plan (the connection
+// then closes).
 inline constexpr const char* kEndMarker = "OUT_OF_BUSSINESS";
 
 // Value text of one element as the server sends it (tools.md §2.9): BYTE as

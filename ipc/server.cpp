@@ -64,6 +64,15 @@ Tree errorTree(const std::string& text) {
   return t;
 }
 
+// The data message that ends a subscription (ipc.hpp, kEndMarker).
+std::string endFrame(const char* reason, const std::string& stream = "") {
+  Tree t;
+  t.add("stream", kEndMarker);
+  t.add("reason", reason);
+  if (!stream.empty()) t.add("id", stream);
+  return encodeFrame(Kind::Data, t.text());
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -157,6 +166,17 @@ struct Server::Impl {
       }
       ++st.idleClosed;
       drop(c);
+    }
+  }
+  // Ends the subscriptions to `stream`: end marker (reason "removed"), then the
+  // connection closes once it is sent.
+  void endStream(const std::string& stream) {
+    for (auto& cp : conns) {
+      Conn& c = *cp;
+      if (c.dead || c.stream != stream) continue;
+      enqueue(c, endFrame("removed", stream));
+      unsubscribe(c);
+      c.closeAfterFlush = true;
     }
   }
 
@@ -254,6 +274,7 @@ struct Answer {
   Tree reply;
   std::string subscribe;  // `show`: the stream to register
   size_t cap = 0;
+  std::vector<std::string> ended;  // `remove`: subscribed streams that are gone now
 };
 
 Answer answer(Server::Impl& s, const ServerHooks& h, const Tree& req) {
@@ -317,7 +338,19 @@ Answer answer(Server::Impl& s, const ServerHooks& h, const Tree& req) {
     else if (h.adhoc) a.reply.add("db", h.adhoc(arg));
   } else if (msg == "remove") {
     if (arg.empty()) a.reply = errorTree("error: missing stream name");
-    else if (h.remove) a.reply.add("db", h.remove(arg));
+    else if (h.remove) {
+      const std::string r = h.remove(arg);
+      a.reply.add("db", r);
+      if (r == "OK") {  // the stream, and substrates that went with it
+        std::vector<std::string> subscribed;
+        {
+          std::lock_guard lk(s.mu);
+          for (auto& [name, n] : s.subs) subscribed.push_back(name);
+        }
+        for (auto& name : subscribed)
+          if (name == arg || (h.exists && !h.exists(name))) a.ended.push_back(name);
+      }
+    }
   } else if (msg == "kill") {
     if (h.kill) h.kill();
   } else if (msg == "status") {
@@ -447,6 +480,7 @@ void Server::poll(const ServerHooks& h, int timeoutMs) {
     s.commandSeen.store(true);
     Answer a = answer(s, h, req);
     std::lock_guard lk(s.mu);
+    for (auto& gone : a.ended) s.endStream(gone);
     Conn& c = *cp;
     if (c.dead || c.closeAfterFlush) continue;
     std::string frame;
@@ -549,9 +583,7 @@ void Server::shutdown() {
     for (auto& [c, req] : pending)
       if (!c->dead && !c->closeAfterFlush) s.enqueue(*c, encodeFrame(Kind::Reply, errorTree("server stopping").text()));
     s.closed = true;
-    Tree end;
-    end.add("stream", kEndMarker);
-    const std::string frame = encodeFrame(Kind::Data, end.text());
+    const std::string frame = endFrame("shutdown");
     for (auto& c : s.conns)
       if (!c->dead && !c->stream.empty()) {
         s.enqueue(*c, frame);

@@ -125,6 +125,7 @@ struct TooManyClients : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 constexpr int kExitTooManyClients = 16;  // EBUSY
+constexpr int kExitStreamRemoved = 43;   // EIDRM
 
 class Session {
  public:
@@ -566,7 +567,7 @@ int cmdSelect(Session& s, const Options& o) {
     lastData = clock::now();
     const std::string sname = m.get("stream");
     if (sname == ipc::kEndMarker) {
-      reason = "server_stopped_or_reloaded";
+      reason = m.get("reason") == "removed" ? "stream_removed" : "server_stopped_or_reloaded";
       break;
     }
     if (sname != name) continue;
@@ -588,6 +589,11 @@ int cmdSelect(Session& s, const Options& o) {
       }
       break;
     }
+  }
+  if (reason == "stream_removed") {
+    logLine(fmt::format("xqry: {}: the stream was removed from the running plan", name));
+    if (json) jsonError("stream_removed", "the stream was removed from the running plan");
+    return kExitStreamRemoved;
   }
   if (rendered == 0) {
     logLine(fmt::format("xqry: {}: no data in stream", name));

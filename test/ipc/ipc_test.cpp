@@ -785,6 +785,28 @@ TEST_CASE("live engine: idle connections are closed; the client limit is configu
   CHECK(m.get("stream") == "s");
 }
 
+TEST_CASE("live engine: subscribers of a removed stream are told so", "[ipc][live]") {
+  LiveEngine e;
+  REQUIRE(e.xqry("-a \"SELECT c[0] + 1 STREAM gone FROM c\"").rc == 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  pid_t sub = spawn(e.dir, std::string("'") + RDB_XQRY + "' -s gone </dev/null >sub.out 2>sub.err");
+  for (int i = 0; i < 300 && countOf(slurp(e.dir / "sub.out"), "\r\n") < 2; ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(countOf(slurp(e.dir / "sub.out"), "\r\n") >= 2);
+  REQUIRE(e.xqry("--remove gone").rc == 0);
+  const int rc = waitExit(sub, 5s);
+  if (rc == -1) kill(sub, SIGKILL), waitExit(sub, 5s);
+  CHECK(rc == 43);
+  CHECK(std::chrono::steady_clock::now() - t0 < 5s);
+  CHECK(slurp(e.dir / "sub.err").find("removed") != std::string::npos);
+  // At shutdown a subscriber gets the end marker and stops at once.
+  pid_t sub2 = spawn(e.dir, std::string("'") + RDB_XQRY + "' -s s </dev/null >sub2.out 2>sub2.err");
+  for (int i = 0; i < 300 && countOf(slurp(e.dir / "sub2.out"), "\r\n") < 1; ++i) std::this_thread::sleep_for(10ms);
+  const auto t1 = std::chrono::steady_clock::now();
+  CHECK(e.xqry("-k").rc == 0);
+  CHECK(waitExit(sub2, 5s) == 0);
+  CHECK(std::chrono::steady_clock::now() - t1 < 3s);
+}
+
 TEST_CASE("live engine: a symlink at the lock path is refused, its target untouched; the lock is 0600", "[ipc][live]") {
   {
     LiveEngine e("", false);
