@@ -483,13 +483,43 @@ void Engine::Impl::openArtifacts(Stream& s) {
     s.store = storage::openStore(profile, dataPath, s.out.recordSize, d.retention(), d.retMemory());
     s.metaBits = int(d.entries.size());
     s.meta = std::make_unique<storage::MetaIndex>(dataPath + ".meta", s.metaBits, s.store->shadowed());
-    if (rotation >= 0 && s.store->count() == 0 && s.meta->records() > 0) s.meta->reset();
+    // Data first, index never ahead: an index a crash left ahead of (or behind)
+    // the data is cut back (padded) to the data's whole records.
+    s.meta->align(s.store->count());
     s.bitmap.assign(size_t((s.metaBits + 7) / 8), 0);
   } catch (const storage::StorageError& e) {
     throw EngineError(e.what());
   } catch (const storage::DescError& e) {
     throw EngineError(e.what());
   }
+}
+
+// Data first, then the index entries that cover it, then close. Returns the
+// first failure ("stream ID: ..."), empty when all went well; never throws.
+static std::string closeArtifacts(Stream& s, int rotation) {
+  std::string err;
+  auto note = [&](const std::exception& e) {
+    if (err.empty()) err = "stream " + s.q->id + ": " + e.what();
+  };
+  if (s.store) {
+    try {
+      s.store->flush();
+    } catch (const std::exception& e) {
+      note(e);
+    }
+    try {
+      if (s.meta) s.meta->flush(s.store->durable());
+    } catch (const std::exception& e) {
+      note(e);
+    }
+    try {
+      s.store->close(rotation);
+    } catch (const std::exception& e) {
+      note(e);
+    }
+  }
+  s.meta.reset();
+  return err;
 }
 
 void Engine::Impl::buildGraph() {
@@ -700,6 +730,7 @@ void Engine::Impl::emit(Stream& s, int64_t n) {
     }
   s.store->append(s.outRec.data());
   s.meta->append(s.bitmap);
+  s.meta->flush(s.store->durable());  // only what the data file holds; cheap when nothing new is there
 }
 
 void Engine::Impl::compute(Stream& s) {
@@ -733,7 +764,8 @@ Engine::~Engine() {
   if (impl_ && !impl_->finished) {
     try {
       finish();
-    } catch (...) {
+    } catch (const std::exception& e) {
+      fprintf(stderr, "FATAL: %s\n", e.what());
     }
   }
 }
@@ -784,8 +816,12 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
       // Clocked runs keep artifacts current slot by slot; offline runs batch writes.
       for (auto* s : m.computed)
         if (s->dueNow) {
-          s->store->flush();
-          s->meta->flush();
+          try {
+            s->store->flush();
+            s->meta->flush(s->store->durable());
+          } catch (const storage::StorageError& e) {
+            throw EngineError("stream " + s->q->id + ": " + e.what());
+          }
         }
     }
     if (m.commands.running()) m.commands.reap();
@@ -824,9 +860,11 @@ void Engine::finish() {
   m.graph.reset();
   m.commands.shutdown(200);
   for (auto& s : m.streams) s->rules.reset();
+  std::string failed;
   for (auto& s : m.streams) {
-    s->meta.reset();
-    if (s->store) s->store->close(m.rotation);
+    std::string err = closeArtifacts(*s, m.rotation);
+    if (failed.empty()) failed = err;
+    else if (!err.empty()) fprintf(stderr, "FATAL: %s\n", err.c_str());  // the first one is thrown
     // DISPOSABLE: the source is consumed; its file and descriptor go at shutdown.
     if (s->declared && s->q->isDisposable) {
       s->source.reset();
@@ -838,6 +876,7 @@ void Engine::finish() {
     std::ofstream out(m.rotationFile, std::ios::trunc);
     out << (m.rotation + 1);
   }
+  if (!failed.empty()) throw EngineError(failed);
 }
 
 
@@ -1022,8 +1061,7 @@ std::string Engine::removeStream(const std::string& id) {
   auto drop = [&](Stream& s) {
     s.removed = true;
     m.computed.erase(std::remove(m.computed.begin(), m.computed.end(), &s), m.computed.end());
-    if (s.store) s.store->close(-1);
-    s.meta.reset();  // flushes and closes the index
+    closeArtifacts(s, -1);
   };
   drop(*target);
   // Ad hoc substrates nobody reads any more go too.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -17,17 +18,43 @@ namespace storage {
 
 namespace {
 
-void writeAll(int fd, const void* buf, size_t n, const std::string& what) {
+// Writes n bytes at offset off, retrying short writes and up to 5 EINTRs.
+// Returns 0, or the errno of the write that failed; `done` is what was written.
+int pwriteAll(int fd, const void* buf, size_t n, off_t off, size_t& done) {
   const char* p = static_cast<const char*>(buf);
   int eintr = 0;
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
+  done = 0;
+  while (done < n) {
+    ssize_t w = ::pwrite(fd, p + done, n - done, off + off_t(done));
     if (w < 0) {
       if (errno == EINTR && ++eintr <= 5) continue;
-      throw StorageError("storage: write failed on " + what + ": " + strerror(errno));
+      return errno;
     }
-    p += w;
-    n -= size_t(w);
+    if (w == 0) return EIO;
+    done += size_t(w);
+  }
+  return 0;
+}
+
+std::string writeFailed(const std::string& what, int err) {
+  return "storage: write failed on " + what + ": " + strerror(err);
+}
+
+// Cuts a file back after a failed write (shrinking needs no space).
+void truncateTo(int fd, off_t size) {
+  while (ftruncate(fd, size) != 0 && errno == EINTR) {
+  }
+}
+
+// Appends whole units (records, entries) at the end of fd; a failed write is
+// cut back to the size before it, so the file keeps whole units only.
+void appendWhole(int fd, const void* buf, size_t n, const std::string& what) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) throw StorageError("storage: cannot stat " + what + ": " + strerror(errno));
+  size_t done = 0;
+  if (int err = pwriteAll(fd, buf, n, st.st_size, done)) {
+    if (done) truncateTo(fd, st.st_size);
+    throw StorageError(writeFailed(what, err));
   }
 }
 
@@ -66,28 +93,52 @@ class FileStore : public Store {
     off_t sz = fileSize(fd_);
     if (sz % rec_ != 0) {
       // A writer killed in the middle of a record: keep whole records only.
-      if (ftruncate(fd_, sz - sz % rec_) != 0) throw StorageError("storage: cannot repair " + path_);
+      if (ftruncate(fd_, sz - sz % rec_) != 0) {
+        ::close(fd_);
+        throw StorageError("storage: cannot repair " + path_ + ": " + strerror(errno));
+      }
       sz -= sz % rec_;
     }
     count_ = flushed_ = uint64_t(sz / rec_);
     wbuf_.reserve(kBuffer + size_t(rec_));
     if (shadow_) {
       sfd_ = ::open((path_ + ".shadow").c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (sfd_ < 0) throw StorageError("storage: cannot open " + path_ + ".shadow");
+      if (sfd_ < 0) {
+        ::close(fd_);
+        throw StorageError("storage: cannot open " + path_ + ".shadow: " + strerror(errno));
+      }
     }
   }
-  ~FileStore() override { close(-1); }
+  ~FileStore() override {
+    try {
+      close(-1);
+    } catch (const std::exception& e) {
+      fprintf(stderr, "FATAL: %s\n", e.what());
+    }
+  }
   uint64_t count() const override { return count_; }
+  uint64_t durable() const override { return flushed_; }
   void append(const uint8_t* r) override {
+    if (!error_.empty()) throw StorageError(error_);
     // Buffered in whole records: a killed writer still leaves whole records.
     wbuf_.insert(wbuf_.end(), r, r + rec_);
     ++count_;
     if (wbuf_.size() >= kBuffer) flush();
   }
   void flush() override {
-    if (wbuf_.empty() || fd_ < 0) return;
-    if (::lseek(fd_, off_t(flushed_) * rec_, SEEK_SET) < 0) throw StorageError("storage: seek failed on " + path_);
-    writeAll(fd_, wbuf_.data(), wbuf_.size(), path_);
+    if (wbuf_.empty() || fd_ < 0 || !error_.empty()) return;
+    size_t done = 0;
+    if (int err = pwriteAll(fd_, wbuf_.data(), wbuf_.size(), off_t(flushed_) * rec_, done)) {
+      // Disk full or file too large: keep the whole records that made it and
+      // cut off a partial one; the rest of the buffer is lost.
+      const uint64_t whole = done / uint64_t(rec_);
+      flushed_ += whole;
+      if (done % size_t(rec_) != 0) truncateTo(fd_, off_t(flushed_) * rec_);
+      count_ = flushed_;
+      wbuf_.clear();
+      error_ = writeFailed(path_, err) + " (" + std::to_string(flushed_) + " whole records kept)";
+      throw StorageError(error_);
+    }
     flushed_ = count_;
     wbuf_.clear();
   }
@@ -114,12 +165,14 @@ class FileStore : public Store {
     if (i >= count_) throw StorageError("storage: update past the end of " + path_);
     flush();
     if (shadow_) {
+      std::vector<uint8_t> entry(8 + size_t(rec_));
       uint64_t pos = i * uint64_t(rec_);
-      ::lseek(sfd_, 0, SEEK_END);
-      writeAll(sfd_, &pos, 8, path_ + ".shadow");
-      writeAll(sfd_, r, size_t(rec_), path_ + ".shadow");
+      memcpy(entry.data(), &pos, 8);
+      memcpy(entry.data() + 8, r, size_t(rec_));
+      appendWhole(sfd_, entry.data(), entry.size(), path_ + ".shadow");
     } else {
-      if (::pwrite(fd_, r, size_t(rec_), off_t(i) * rec_) != rec_) throw StorageError("storage: write failed on " + path_);
+      size_t done = 0;
+      if (int err = pwriteAll(fd_, r, size_t(rec_), off_t(i) * rec_, done)) throw StorageError(writeFailed(path_, err));
     }
   }
   void purge() override {
@@ -130,9 +183,15 @@ class FileStore : public Store {
     count_ = 0;
   }
   void close(int rotation) override {
+    std::string err;
     if (fd_ >= 0) {
-      flush();
-      fsync(fd_);
+      try {
+        flush();
+      } catch (const StorageError& e) {
+        err = e.what();
+      }
+      if (fsync(fd_) != 0 && err.empty() && error_.empty() && errno != EINVAL)
+        err = "storage: fsync failed on " + path_ + ": " + strerror(errno);
       ::close(fd_);
       fd_ = -1;
       if (rotation >= 0) std::rename(path_.c_str(), (path_ + ".old" + std::to_string(rotation)).c_str());
@@ -142,6 +201,7 @@ class FileStore : public Store {
       ::close(sfd_);
       sfd_ = -1;
     }
+    if (!err.empty()) throw StorageError(err);
   }
   bool shadowed() const override { return shadow_; }
   std::vector<std::string> files() const override { return {path_}; }
@@ -154,6 +214,7 @@ class FileStore : public Store {
   uint64_t count_ = 0, flushed_ = 0;
   static constexpr size_t kBuffer = 64 * 1024;
   std::vector<uint8_t> wbuf_;
+  std::string error_;  // the failed write, reported once
 };
 
 // ------------------------------------------------------------ retention
@@ -183,11 +244,21 @@ class SegmentedStore : public Store {
     for (size_t i = start; i < found.size(); ++i) open(found[i]);
     while (segs_ > 0 && segments_.size() > size_t(segs_)) dropOldest();
   }
-  ~SegmentedStore() override { close(-1); }
+  ~SegmentedStore() override {
+    try {
+      close(-1);
+    } catch (const std::exception& e) {
+      fprintf(stderr, "FATAL: %s\n", e.what());
+    }
+  }
   uint64_t count() const override {
     uint64_t c = first_ * cap_;
     for (auto& s : segments_) c += s->count();
     return c;
+  }
+  // Only the newest segment buffers records (a full one is flushed first).
+  uint64_t durable() const override {
+    return segments_.empty() ? count() : count() - (segments_.back()->count() - segments_.back()->durable());
   }
   void flush() override {
     if (!segments_.empty()) segments_.back()->flush();
@@ -223,7 +294,15 @@ class SegmentedStore : public Store {
     open(0);
   }
   void close(int rotation) override {
-    for (auto& s : segments_) s->close(rotation);
+    std::string err;
+    for (auto& s : segments_) {
+      try {
+        s->close(rotation);
+      } catch (const StorageError& e) {
+        if (err.empty()) err = e.what();
+      }
+    }
+    if (!err.empty()) throw StorageError(err);
   }
   bool shadowed() const override { return shadow_; }
   std::vector<std::string> files() const override {
@@ -334,29 +413,47 @@ MetaIndex::MetaIndex(std::string path, int bits, bool shadowAware, bool persiste
   if (!persistent_) return;
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw StorageError("storage: cannot open " + path_ + ": " + strerror(errno));
-  off_t sz = fileSize(fd_);
-  if (sz < 8) {
-    created_ = nowNs();
-    if (ftruncate(fd_, 0) != 0) throw StorageError("storage: cannot reset " + path_);
-    if (::pwrite(fd_, &created_, 8, 0) != 8) throw StorageError("storage: cannot write " + path_);
-    sz = 8;
-  } else {
-    preadAll(fd_, &created_, 8, 0);
+  try {
+    off_t sz = fileSize(fd_);
+    if (sz < 8) {
+      created_ = nowNs();
+      truncateTo(fd_, 0);
+      size_t done = 0;
+      if (int err = pwriteAll(fd_, &created_, 8, 0, done)) {
+        truncateTo(fd_, 0);
+        throw StorageError(writeFailed(path_, err));
+      }
+      sz = 8;
+    } else {
+      preadAll(fd_, &created_, 8, 0);
+    }
+    const off_t E = entrySize();
+    off_t whole = 8 + (sz - 8) / E * E;
+    if (whole != sz && ftruncate(fd_, whole) != 0)
+      throw StorageError("storage: cannot repair " + path_ + ": " + strerror(errno));
+    std::vector<uint8_t> buf(static_cast<size_t>(E));
+    for (off_t at = 8; at < whole; at += E) {
+      preadAll(fd_, buf.data(), size_t(E), at);
+      Run r;
+      r.gap = buf[0] != 0;
+      memcpy(&r.count, &buf[1], 8);
+      r.bits.assign(buf.begin() + 17, buf.end());
+      if (!r.gap) total_ += r.count;
+      runs_.push_back(std::move(r));
+    }
+    diskEntries_ = runs_.size();
+    disk_ = total_;
+    if (!runs_.empty()) {
+      diskLastCount_ = runs_.back().gap ? 0 : runs_.back().count;
+      diskBefore_ = total_ - diskLastCount_;
+    }
+  } catch (...) {
+    ::close(fd_);
+    throw;
   }
-  const off_t E = entrySize();
-  off_t whole = 8 + (sz - 8) / E * E;
-  if (whole != sz && ftruncate(fd_, whole) != 0) throw StorageError("storage: cannot repair " + path_);
-  std::vector<uint8_t> buf(static_cast<size_t>(E));
-  for (off_t at = 8; at < whole; at += E) {
-    preadAll(fd_, buf.data(), size_t(E), at);
-    Run r;
-    r.gap = buf[0] != 0;
-    memcpy(&r.count, &buf[1], 8);
-    r.bits.assign(buf.begin() + 17, buf.end());
-    runs_.push_back(std::move(r));
-  }
-  lastOnDisk_ = !runs_.empty();
   // The shadow index of updated records.
+  const off_t E = entrySize();
+  std::vector<uint8_t> buf(static_cast<size_t>(E));
   int sfd = ::open((path_ + ".shadow").c_str(), O_RDONLY | O_CLOEXEC);
   if (sfd >= 0) {
     off_t ss = fileSize(sfd);
@@ -371,68 +468,164 @@ MetaIndex::MetaIndex(std::string path, int bits, bool shadowAware, bool persiste
 }
 
 MetaIndex::~MetaIndex() {
-  try {
-    flush();
-  } catch (...) {
-  }
   if (fd_ >= 0) ::close(fd_);
 }
 
-void MetaIndex::writeEntry(int fd, const Run& r, uint64_t countField) const {
-  std::vector<uint8_t> buf(size_t(entrySize()), 0);
-  buf[0] = r.gap ? 1 : 0;
-  memcpy(&buf[1], &countField, 8);
-  uint64_t n = uint64_t(bits_);
-  memcpy(&buf[9], &n, 8);
-  std::copy(r.bits.begin(), r.bits.end(), buf.begin() + 17);
-  writeAll(fd, buf.data(), buf.size(), path_);
+void MetaIndex::fail(const std::string& message) {
+  error_ = message;
+  throw StorageError(message);
 }
 
-void MetaIndex::flushLast() {
-  if (!persistent_ || runs_.empty()) return;
-  off_t at = 8 + off_t(runs_.size() - 1) * entrySize();
-  ::lseek(fd_, at, SEEK_SET);
-  writeEntry(fd_, runs_.back(), runs_.back().count);
-  lastOnDisk_ = true;
+void MetaIndex::encode(std::vector<uint8_t>& out, const Run& r, uint64_t countField) const {
+  const size_t at = out.size();
+  out.resize(at + size_t(entrySize()), 0);
+  out[at] = r.gap ? 1 : 0;
+  memcpy(&out[at + 1], &countField, 8);
+  uint64_t n = uint64_t(bits_);
+  memcpy(&out[at + 9], &n, 8);
+  std::copy(r.bits.begin(), r.bits.end(), out.begin() + long(at) + 17);
+}
+
+void MetaIndex::flush(uint64_t durable) {
+  if (!persistent_ || !error_.empty()) return;
+  const uint64_t target = std::min(durable, total_);
+  if (target < disk_ || (target == disk_ && (target < total_ || diskEntries_ == runs_.size()))) return;
+  // Entries from the last one on disk (its run may have grown) to the one
+  // holding record target-1, that one's count cut to what the data holds.
+  size_t first = diskEntries_ ? diskEntries_ - 1 : 0;
+  uint64_t before = diskEntries_ ? diskBefore_ : 0;
+  std::vector<uint8_t> buf;
+  size_t next = first;
+  uint64_t lastCount = 0, lastBefore = before;
+  for (size_t i = first; i < runs_.size(); ++i) {
+    const Run& r = runs_[i];
+    if (r.gap) {
+      if (before >= target && target < total_) break;  // a gap ahead of unwritten records waits for them
+      encode(buf, r, r.count);
+      lastBefore = before;
+      lastCount = 0;
+      next = i + 1;
+      continue;
+    }
+    if (before >= target && i > first) break;
+    const uint64_t c = std::min(r.count, target - before);
+    encode(buf, r, c);
+    lastBefore = before;
+    lastCount = c;
+    next = i + 1;
+    before += c;
+    if (c < r.count) break;
+  }
+  if (buf.empty()) return;
+  size_t done = 0;
+  const off_t at = 8 + off_t(first) * entrySize();
+  if (int err = pwriteAll(fd_, buf.data(), buf.size(), at, done)) {
+    // Keep whole entries only: the ones already in the file and the new
+    // ones that were written completely.
+    const size_t whole = std::max(diskEntries_, first + done / size_t(entrySize()));
+    truncateTo(fd_, 8 + off_t(whole) * entrySize());
+    fail(writeFailed(path_, err));
+  }
+  diskEntries_ = next;
+  diskLastCount_ = lastCount;
+  diskBefore_ = lastBefore;
+  disk_ = target;
 }
 
 void MetaIndex::rewriteAll() {
   if (!persistent_) return;
+  if (!error_.empty()) throw StorageError(error_);
   std::string tmp = path_ + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw StorageError("storage: cannot write " + tmp);
-  writeAll(fd, &created_, 8, tmp);
-  for (auto& r : runs_) writeEntry(fd, r, r.count);
+  if (fd < 0) fail("storage: cannot write " + tmp + ": " + strerror(errno));
+  std::vector<uint8_t> buf(8);
+  memcpy(buf.data(), &created_, 8);
+  for (auto& r : runs_) encode(buf, r, r.count);
+  size_t done = 0;
+  int err = pwriteAll(fd, buf.data(), buf.size(), 0, done);
+  if (!err && fsync(fd) != 0) err = errno;
   ::close(fd);
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0) throw StorageError("storage: cannot replace " + path_);
+  if (err) {
+    std::remove(tmp.c_str());
+    fail(writeFailed(tmp, err));
+  }
+  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail("storage: cannot replace " + path_ + ": " + strerror(errno));
+  }
   ::close(fd_);
   fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
-  lastOnDisk_ = !runs_.empty();
-  dirty_ = false;
+  if (fd_ < 0) fail("storage: cannot open " + path_ + ": " + strerror(errno));
+  diskEntries_ = runs_.size();
+  disk_ = total_;
+  diskLastCount_ = runs_.empty() || runs_.back().gap ? 0 : runs_.back().count;
+  diskBefore_ = total_ - diskLastCount_;
+}
+
+void MetaIndex::rewriteShadow() {
+  if (!persistent_) return;
+  const std::string sp = path_ + ".shadow", tmp = sp + ".tmp";
+  if (shadow_.empty()) {
+    std::remove(sp.c_str());
+    return;
+  }
+  std::vector<uint8_t> buf;
+  for (auto& [idx, bm] : shadow_) encode(buf, Run{false, 0, bm}, idx);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("storage: cannot write " + tmp + ": " + strerror(errno));
+  size_t done = 0;
+  int err = pwriteAll(fd, buf.data(), buf.size(), 0, done);
+  ::close(fd);
+  if (err || std::rename(tmp.c_str(), sp.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail(writeFailed(sp, err ? err : errno));
+  }
 }
 
 void MetaIndex::append(const std::vector<uint8_t>& bitmap) {
+  ++total_;
   if (!runs_.empty() && !runs_.back().gap && runs_.back().bits == bitmap) {
     ++runs_.back().count;
-    dirty_ = true;
     return;
   }
-  flush();  // the finished run's final count
   runs_.push_back(Run{false, 1, bitmap});
-  flushLast();
 }
 
-void MetaIndex::flush() {
-  if (dirty_) flushLast();
-  dirty_ = false;
+void MetaIndex::align(uint64_t dataRecords) {
+  if (total_ == dataRecords) return;
+  if (total_ > dataRecords) {
+    // Cut back to the records the data holds.
+    std::vector<Run> out;
+    uint64_t at = 0;
+    for (auto& r : runs_) {
+      if (at >= dataRecords) break;
+      if (r.gap) {
+        out.push_back(r);
+        continue;
+      }
+      Run k = r;
+      k.count = std::min(r.count, dataRecords - at);
+      at += k.count;
+      out.push_back(std::move(k));
+    }
+    runs_ = std::move(out);
+    const size_t kept = shadow_.size();
+    shadow_.erase(std::remove_if(shadow_.begin(), shadow_.end(), [&](auto& e) { return e.first >= dataRecords; }),
+                  shadow_.end());
+    if (shadow_.size() != kept) rewriteShadow();
+  } else {
+    // Records the index never saw read as non-NULL.
+    const std::vector<uint8_t> clear(size_t(bytes()), 0);
+    if (!runs_.empty() && !runs_.back().gap && runs_.back().bits == clear)
+      runs_.back().count += dataRecords - total_;
+    else
+      runs_.push_back(Run{false, dataRecords - total_, clear});
+  }
+  total_ = dataRecords;
+  rewriteAll();
 }
 
-uint64_t MetaIndex::records() const {
-  uint64_t n = 0;
-  for (auto& r : runs_)
-    if (!r.gap) n += r.count;
-  return n;
-}
+uint64_t MetaIndex::records() const { return total_; }
 
 std::vector<uint8_t> MetaIndex::bitmapAt(uint64_t i) const {
   for (auto it = shadow_.rbegin(); it != shadow_.rend(); ++it)
@@ -454,9 +647,16 @@ void MetaIndex::update(uint64_t i, const std::vector<uint8_t>& bitmap) {
   if (shadowAware_) {
     shadow_.push_back({i, bitmap});
     if (persistent_) {
-      int sfd = ::open((path_ + ".shadow").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-      if (sfd < 0) throw StorageError("storage: cannot write " + path_ + ".shadow");
-      writeEntry(sfd, Run{false, 0, bitmap}, i);
+      int sfd = ::open((path_ + ".shadow").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (sfd < 0) throw StorageError("storage: cannot write " + path_ + ".shadow: " + strerror(errno));
+      std::vector<uint8_t> buf;
+      encode(buf, Run{false, 0, bitmap}, i);
+      try {
+        appendWhole(sfd, buf.data(), buf.size(), path_ + ".shadow");
+      } catch (...) {
+        ::close(sfd);
+        throw;
+      }
       ::close(sfd);
     }
     return;
@@ -482,6 +682,7 @@ void MetaIndex::update(uint64_t i, const std::vector<uint8_t>& bitmap) {
 
 void MetaIndex::reset() {
   runs_.clear();
+  total_ = 0;
   shadow_.clear();
   std::remove((path_ + ".shadow").c_str());
   rewriteAll();

@@ -1,6 +1,11 @@
 // Record stores (the storage profiles) and the `.meta` NULL index.
 // Records are appended whole; a partial trailing record found at open is cut
 // off, so a killed writer leaves files that reopen with whole records only.
+// Ordering rule: data first, the index never ahead. The index is written only
+// up to what the data file holds (MetaIndex::flush(durable)), and at open an
+// index that counts more records than the data is cut back (align()).
+// A failed write (disk full, EFBIG) is cut back to whole records or entries
+// and thrown as StorageError naming the file; destructors never throw.
 #pragma once
 
 #include <cstdint>
@@ -22,11 +27,19 @@ class Store {
  public:
   virtual ~Store() = default;
   virtual uint64_t count() const = 0;
+  // Records already written to the files (what a killed process leaves);
+  // count() minus the records still in the append buffer.
+  virtual uint64_t durable() const { return count(); }
+  // Throws StorageError when a write fails; the store then keeps its whole
+  // records on disk, refuses further appends, and later flushes and close()
+  // do not report the same failure again.
   virtual void append(const uint8_t* rec) = 0;
   virtual bool read(uint64_t i, uint8_t* rec) = 0;  // false when out of range / not held
   virtual void update(uint64_t i, const uint8_t* rec) = 0;
   virtual void purge() = 0;
-  // Closes the files; with rotation >= 0 data files are renamed to X.old<rotation>.
+  // Writes the buffer and closes the files (always closed, even when the last
+  // write fails: then StorageError is thrown after closing); with rotation >= 0
+  // data files are renamed to X.old<rotation>.
   virtual void close(int rotation) = 0;
   virtual bool shadowed() const { return false; }
   // Writes buffered records (appends are buffered in whole records).
@@ -42,8 +55,11 @@ std::unique_ptr<Store> openStore(const std::string& profile, const std::string& 
 bool isWritableProfile(const std::string& p);
 
 // ---------------------------------------------------------------- meta index
-// Run-length index of NULL bitmaps (one bit per descriptor entry), persisted
-// eagerly: after every append the current run is on disk.
+// Run-length index of NULL bitmaps (one bit per descriptor entry). Appends
+// change memory only; flush() writes the entries, never beyond the data:
+// the owner flushes the data store first and passes its durable() count.
+// The destructor writes nothing (an index written at destruction could run
+// ahead of data that failed to reach the disk).
 class MetaIndex {
  public:
   MetaIndex(std::string path, int bits, bool shadowAware, bool persistent = true);
@@ -52,9 +68,17 @@ class MetaIndex {
   std::vector<uint8_t> bitmapAt(uint64_t i) const;
   void update(uint64_t i, const std::vector<uint8_t>& bitmap);
   void reset();
-  // Writes the current run's entry (appends of the same NULL pattern are
-  // batched; a new pattern writes the previous run first).
-  void flush();
+  // Makes the index count exactly `dataRecords` records, as found at open:
+  // an index ahead of the data (a crash, a failed write) is cut back; one
+  // behind it is padded with non-NULL records (what unindexed records read as),
+  // so that later appends stay aligned with their records.
+  void align(uint64_t dataRecords);
+  // Writes the entries covering the first min(durable, records()) records:
+  // the last entry on disk is overwritten in place while its run grows, new
+  // runs are appended. Cheap when nothing new is covered. A failed write is
+  // cut back to whole entries and thrown as StorageError.
+  void flush(uint64_t durable);
+  void flush() { flush(UINT64_MAX); }  // the data holds every record
   uint64_t records() const;
   int entrySize() const { return 17 + (bits_ + 7) / 8; }
   int bytes() const { return (bits_ + 7) / 8; }
@@ -65,17 +89,22 @@ class MetaIndex {
     uint64_t count = 0;
     std::vector<uint8_t> bits;
   };
-  void writeEntry(int fd, const Run& r, uint64_t countField) const;
-  void flushLast();
+  void encode(std::vector<uint8_t>& out, const Run& r, uint64_t countField) const;
   void rewriteAll();
+  void rewriteShadow();
+  [[noreturn]] void fail(const std::string& message);
 
   std::string path_;
   int bits_;
   bool shadowAware_, persistent_;
   int64_t created_ = 0;
   std::vector<Run> runs_;
-  bool lastOnDisk_ = false;  // the last run already has an entry in the file
-  bool dirty_ = false;       // the last run's count on disk is behind
+  uint64_t total_ = 0;  // records() of runs_
+  // What the file holds: entries, the count field of its last entry, the
+  // records before that entry and the records it covers in all.
+  size_t diskEntries_ = 0;
+  uint64_t diskLastCount_ = 0, diskBefore_ = 0, disk_ = 0;
+  std::string error_;  // set by a failed write: nothing more is written
   std::vector<std::pair<uint64_t, std::vector<uint8_t>>> shadow_;
   int fd_ = -1;
 };
