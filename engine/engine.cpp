@@ -358,9 +358,18 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
   cap = ir::historyRing(cap);
   if (s.declared) {
     s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, 0);
-    bool text = q.sourceKind == ir::SourceKind::TEXTSOURCE;
-    s.source = storage::openSource(text ? storage::SourceFormat::TEXT : storage::SourceFormat::BINARY, q.filename,
-                                   s.out, q.isOneShot || opt.untilEof);
+    const auto format = q.sourceKind == ir::SourceKind::TEXTSOURCE ? storage::SourceFormat::TEXT
+                        : q.sourceKind == ir::SourceKind::DEVICE   ? storage::SourceFormat::DEVICE
+                                                                   : storage::SourceFormat::BINARY;
+    storage::SourceOptions so;
+    so.oneShot = q.isOneShot || opt.untilEof;
+    so.untilEof = opt.untilEof;
+    so.noClock = opt.noClock;
+    try {
+      s.source = storage::openSource(format, q.filename, s.out, so);
+    } catch (const storage::SourceError& e) {
+      throw EngineError("stream " + q.id + ": " + e.what());
+    }
     declared.push_back(&s);
   } else {
     for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);

@@ -222,7 +222,9 @@ declare: DECLARE field_decls STREAM ID COMMA rational source_kw STRING opt_flags
            q.schema = std::move($2);
            if ($7 == ir::SourceKind::NONE) {
              std::string low = $8; for (auto& c : low) c = char(tolower((unsigned char)c));
-             q.sourceKind = low.find(".txt") != std::string::npos ? ir::SourceKind::TEXTSOURCE : ir::SourceKind::DEVICE;
+             q.sourceKind = low.find(".txt") != std::string::npos ? ir::SourceKind::TEXTSOURCE
+                            : low.rfind("/dev/", 0) == 0            ? ir::SourceKind::DEVICE
+                                                                    : ir::SourceKind::BINFILE;
            } else q.sourceKind = $7;
            q.isDisposable = $9 & 1; q.isOneShot = $9 & 2; q.isHold = $9 & 4;
            ctx.out->push_back(std::move(q));

@@ -1,6 +1,7 @@
 #include "source.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +25,23 @@ void Source::allNull(uint8_t* rec, uint8_t* nulls) const {
 }
 
 namespace {
+
+// TEXTFILE and BINFILE read regular files: anything else (a FIFO, a device, a
+// directory) would block the engine or never end, so it is refused at start.
+int openRegular(const std::string& path, const char* kind) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    throw SourceError(std::string(kind) + " source '" + path + "' cannot be opened: " + strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw SourceError(std::string(kind) + " source '" + path +
+                      "' is not a regular file (declare a FIFO or a character device as DEVICE)");
+  }
+  int fl = fcntl(fd, F_GETFL);
+  if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  return fd;
+}
 
 // ------------------------------------------------------------ text tokens
 int32_t parseInt32(std::string_view t) {
@@ -97,20 +115,26 @@ double parseReal(std::string_view t, double limit) {
 class TextSource : public Source {
  public:
   TextSource(std::string path, const ir::Layout& l, bool oneShot) : Source(std::move(path), l, oneShot) {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) {
-      fprintf(stderr, "warning: source file %s cannot be read; its records are NULL\n", path_.c_str());
-      missing_ = true;
-      return;
+    int fd = openRegular(path_, "TEXTFILE");
+    char buf[1 << 16];
+    for (;;) {
+      ssize_t r = ::read(fd, buf, sizeof buf);
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        std::string why = strerror(errno);
+        ::close(fd);
+        throw SourceError("TEXTFILE source '" + path_ + "': read error at byte " + std::to_string(text_.size()) +
+                          ": " + why);
+      }
+      if (r == 0) break;
+      text_.append(buf, size_t(r));
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text_ = ss.str();
+    ::close(fd);
     hasToken_ = text_.find_first_not_of(" \t\r\n\f\v") != std::string::npos;
   }
 
   void next(uint8_t* rec, uint8_t* nulls) override {
-    if (missing_ || !hasToken_ || exhausted_ || hitEof_) {
+    if (!hasToken_ || exhausted_ || hitEof_) {
       // Past the end: synthetic all-NULL records (one-shot), or nothing to read at all.
       exhausted_ = exhausted_ || oneShot_ || !hasToken_ || hitEof_;
       allNull(rec, nulls);
@@ -231,21 +255,15 @@ class TextSource : public Source {
   size_t pos_ = 0;
   bool hitEof_ = false;  // one-shot: the end was reached; later records are synthetic
   int read_ = 0;         // fields of the current record that found a token
-  bool missing_ = false, hasToken_ = false;
+  bool hasToken_ = false;
 };
 
 // ------------------------------------------------------------ binary
 class BinarySource : public Source {
  public:
   BinarySource(std::string path, const ir::Layout& l, bool oneShot) : Source(std::move(path), l, oneShot) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) {
-      fprintf(stderr, "warning: source file %s cannot be opened (%s); its records are NULL\n", path_.c_str(), strerror(errno));
-      return;
-    }
-    // Regular files are read in large blocks; devices and FIFOs record by record.
-    struct stat st {};
-    buffered_ = fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+    fd_ = openRegular(path_, "BINFILE");
+    buffered_ = true;  // regular files are read in large blocks
   }
   ~BinarySource() override {
     if (fd_ >= 0) ::close(fd_);
@@ -311,11 +329,92 @@ class BinarySource : public Source {
   size_t bpos_ = 0, blen_ = 0;
 };
 
+// ------------------------------------------------------------ device
+// A character device or FIFO, opened and read without blocking: a record that
+// is not complete when the slot reads it gives NULL (its bytes are kept for
+// the next slot), so a stalled or absent writer never stops the engine.
+class DeviceSource : public Source {
+ public:
+  DeviceSource(std::string path, const ir::Layout& l, const SourceOptions& o)
+      : Source(std::move(path), l, o.oneShot), opt_(o), part_(size_t(std::max(l.recordSize, 1))) {
+    tryOpen();
+    if (fd_ < 0 && opt_.untilEof) exhausted_ = true;  // nothing to read until its end
+  }
+  ~DeviceSource() override {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  void next(uint8_t* rec, uint8_t* nulls) override {
+    if (exhausted_ || (fd_ < 0 && !tryOpen())) {
+      allNull(rec, nulls);
+      return;
+    }
+    const size_t need = size_t(layout_.recordSize);
+    bool waited = false;
+    while (have_ < need) {
+      ssize_t r = ::read(fd_, part_.data() + have_, need - have_);
+      if (r > 0) {
+        have_ += size_t(r);
+        gotAny_ = true;
+        continue;
+      }
+      if (r < 0 && errno == EINTR) continue;
+      if (r == 0) {  // end of data: the writer is gone (or not there yet)
+        have_ = 0;   // a record cut off by a disconnect is dropped
+        if (oneShot_ && gotAny_) exhausted_ = true;
+        break;
+      }
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        fprintf(stderr, "warning: DEVICE source %s: read error at byte %llu: %s\n", path_.c_str(),
+                (unsigned long long)offset_, strerror(errno));
+        break;
+      }
+      // No data now. Offline runs wait a little (bounded, so a stop request
+      // is seen within a fraction of a second); clocked runs try once per slot.
+      if (!opt_.noClock || waited) break;
+      pollfd p{fd_, POLLIN, 0};
+      poll(&p, 1, 100);
+      waited = true;
+    }
+    if (have_ == need) {
+      memcpy(rec, part_.data(), need);
+      memset(nulls, 0, layout_.elems.size());
+      offset_ += need;
+      have_ = 0;
+      return;
+    }
+    allNull(rec, nulls);
+  }
+
+ private:
+  bool tryOpen() {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) {
+      if (!warned_)
+        fprintf(stderr, "warning: DEVICE source %s cannot be opened (%s); its records are NULL until it can\n",
+                path_.c_str(), strerror(errno));
+      warned_ = true;
+      return false;
+    }
+    return true;
+  }
+  SourceOptions opt_;
+  int fd_ = -1;
+  std::vector<uint8_t> part_;
+  size_t have_ = 0;
+  uint64_t offset_ = 0;
+  bool gotAny_ = false, warned_ = false;
+};
+
 }  // namespace
 
-std::unique_ptr<Source> openSource(SourceFormat f, const std::string& path, const ir::Layout& layout, bool oneShot) {
-  if (f == SourceFormat::TEXT) return std::make_unique<TextSource>(path, layout, oneShot);
-  return std::make_unique<BinarySource>(path, layout, oneShot);
+std::unique_ptr<Source> openSource(SourceFormat f, const std::string& path, const ir::Layout& layout,
+                                   const SourceOptions& o) {
+  switch (f) {
+    case SourceFormat::TEXT: return std::make_unique<TextSource>(path, layout, o.oneShot);
+    case SourceFormat::BINARY: return std::make_unique<BinarySource>(path, layout, o.oneShot);
+    case SourceFormat::DEVICE: return std::make_unique<DeviceSource>(path, layout, o);
+  }
+  return nullptr;
 }
 
 }  // namespace storage

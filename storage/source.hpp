@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,25 @@ class Source {
   bool exhausted_ = false;
 };
 
-enum class SourceFormat { TEXT, BINARY };
+// TEXT and BINARY read regular files; DEVICE reads a character device or a
+// FIFO without ever blocking the slot thread.
+enum class SourceFormat { TEXT, BINARY, DEVICE };
 
-// Opens a source; a missing or unreadable file gives all-NULL records and a
-// warning on stderr naming the file (compatible behaviour).
-std::unique_ptr<Source> openSource(SourceFormat f, const std::string& path, const ir::Layout& layout, bool oneShot);
+struct SourceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct SourceOptions {
+  bool oneShot = false;  // ONESHOT or --until-eof: no wrap, the end is the end
+  bool untilEof = false; // a DEVICE that is not there counts as exhausted
+  bool noClock = false;  // DEVICE: wait briefly for data instead of one attempt per slot
+};
+
+// Opens a source. A TEXT or BINARY file that cannot be opened, or that is not
+// a regular file (a FIFO would block), throws SourceError naming the file.
+// A DEVICE that is not there yet gives NULL records and is opened again at
+// each read.
+std::unique_ptr<Source> openSource(SourceFormat f, const std::string& path, const ir::Layout& layout,
+                                   const SourceOptions& o);
 
 }  // namespace storage

@@ -6,6 +6,7 @@
 #include <fmt/core.h>
 #include <fmt/printf.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -626,8 +627,17 @@ void Session::openCmd() {
     layout_ = ir::Layout::of(schema);
     elemEntry_.clear();
     for (auto& el : layout_.elems) elemEntry_.push_back(fieldEntry[size_t(el.field)]);
-    source_ = storage::openSource(profile == "TEXTSOURCE" ? storage::SourceFormat::TEXT : storage::SourceFormat::BINARY,
-                                  dataPath_, layout_, false);
+    // A DEVICE profile covers binary files too (the descriptor does not tell them apart).
+    struct stat st {};
+    const bool regular = ::stat(dataPath_.c_str(), &st) != 0 || S_ISREG(st.st_mode);
+    try {
+      source_ = storage::openSource(profile == "TEXTSOURCE" ? storage::SourceFormat::TEXT
+                                    : regular               ? storage::SourceFormat::BINARY
+                                                            : storage::SourceFormat::DEVICE,
+                                    dataPath_, layout_, storage::SourceOptions{});
+    } catch (const storage::SourceError& e) {
+      throw Fatal(e.what());
+    }
   } else {
     if (!storage::isWritableProfile(profile)) throw Fatal("storage: unsupported storage type '" + profile + "'");
     store_ = storage::openStore(profile, dataPath_, recSize_, desc_.retention(), desc_.retMemory());
