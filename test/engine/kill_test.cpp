@@ -65,80 +65,6 @@ TEST_CASE("SIGKILL mid-run leaves whole records", "[engine][kill]") {
   }
 }
 
-namespace {
-
-// Source rows "i i", every third "i NULL": field b of record i is NULL exactly
-// when a % 3 == 0, so every record says which NULL bits its index must hold.
-std::string nullEveryThird(int n) {
-  std::string s;
-  for (int i = 1; i <= n; ++i) s += std::to_string(i) + (i % 3 ? " " + std::to_string(i) : std::string(" NULL")) + "\n";
-  return s;
-}
-
-const char* kNullQuery =
-    "STORAGE '.'\n"
-    "%s"
-    "DECLARE a INTEGER, b INTEGER STREAM src, 1/1000 TEXTFILE 's.txt'\n"
-    "SELECT src[0], src[1] STREAM nul FROM src\n"
-    "SELECT src[0], src[1], to_double(src[0]) / 3, 'row' STREAM wide FROM src\n";
-
-std::string nullQuery(bool rotation) {
-  char buf[512];
-  snprintf(buf, sizeof buf, kNullQuery, rotation ? "ROTATION 'rot.txt'\n" : "");
-  return buf;
-}
-
-struct Artifact {
-  bool exists = false;
-  int rec = 0, bits = 0;
-  uint64_t data = 0;  // whole records in the data file
-  storage::MetaFileView meta;
-};
-
-Artifact inspect(const std::filesystem::path& dir, const std::string& name, const std::string& dataName) {
-  Artifact a;
-  if (testing::sizeOf(dir / (name + ".desc")) <= 0 || testing::sizeOf(dir / dataName) < 0) return a;
-  auto desc = storage::Descriptor::load((dir / (name + ".desc")).string());
-  a.exists = true;
-  a.rec = desc.recordSize();
-  a.bits = int(desc.entries.size());
-  a.data = uint64_t(testing::sizeOf(dir / dataName)) / uint64_t(a.rec);
-  a.meta = storage::readMetaFile((dir / (dataName + ".meta")).string(), a.bits);
-  if (!a.meta.exists) a.meta = storage::readMetaFile((dir / (name + ".meta")).string(), a.bits);
-  return a;
-}
-
-// Every record of `dataName` carries the NULL bit its values imply, except
-// records in [unindexedFrom, unindexedTo), which a crash left without an index
-// entry: those must read as non-NULL (all bits clear).
-void checkNullBits(const std::filesystem::path& dir, const Artifact& a, const std::string& dataName,
-                   uint64_t unindexedFrom, uint64_t unindexedTo) {
-  std::ifstream in(dir / dataName, std::ios::binary);
-  std::vector<char> rec(static_cast<size_t>(a.rec));
-  uint64_t wrong = 0, firstWrong = UINT64_MAX;
-  size_t entry = 0;     // the index entry holding record i
-  uint64_t entryAt = 0;  // its first record
-  for (uint64_t i = 0; i < a.data; ++i) {
-    in.read(rec.data(), a.rec);
-    int32_t va, vb;
-    memcpy(&va, rec.data(), 4);
-    memcpy(&vb, rec.data() + 4, 4);
-    while (entry < a.meta.entries.size() &&
-           (a.meta.entries[entry].gap || i >= entryAt + a.meta.entries[entry].count)) {
-      if (!a.meta.entries[entry].gap) entryAt += a.meta.entries[entry].count;
-      ++entry;
-    }
-    const storage::MetaFileEntry* e = entry < a.meta.entries.size() ? &a.meta.entries[entry] : nullptr;
-    const bool n0 = e && e->isNull(0), n1 = e && e->isNull(1);
-    const bool unindexed = i >= unindexedFrom && i < unindexedTo;
-    const bool ok = unindexed ? !n0 && !n1 : !n0 && n1 == (va % 3 == 0) && (n1 ? vb == 0 : vb == va);
-    if (!ok && wrong++ == 0) firstWrong = i;
-  }
-  INFO(dataName << ": " << wrong << " records with wrong NULL bits, first at " << firstWrong << " of " << a.data);
-  CHECK(wrong == 0);
-}
-
-}  // namespace
 
 // kill -9 at random moments, clocked and offline: the .meta index never counts
 // more records than the data file holds (data first, index never ahead), and a
@@ -153,8 +79,8 @@ TEST_CASE("SIGKILL never leaves the .meta index ahead of the data; restarts cont
     const bool rotate = round % 4 < 2;
     INFO("round " << round << (offline ? " --no-clock" : " clocked") << (rotate ? ", restart with ROTATION" : ""));
     testing::RunDir d;
-    d.write("s.txt", nullEveryThird(999));
-    d.write("query.rql", nullQuery(false));
+    d.write("s.txt", testing::nullEveryThird(999));
+    d.write("query.rql", testing::nullQuery(false));
     std::vector<std::string> args{"query.rql", "-k"};
     if (offline) args.push_back("--no-clock");
     pid_t pid = testing::spawnXretractor(d.dir, args);
@@ -163,9 +89,9 @@ TEST_CASE("SIGKILL never leaves the .meta index ahead of the data; restarts cont
     kill(pid, SIGKILL);
     REQUIRE(testing::waitChild(pid) == 128 + SIGKILL);
 
-    std::map<std::string, Artifact> crashed;
+    std::map<std::string, testing::Artifact> crashed;
     for (std::string name : {"nul", "wide"}) {
-      Artifact a = inspect(d.dir, name, name);
+      testing::Artifact a = testing::inspect(d.dir, name, name);
       crashed[name] = a;
       if (!a.exists) continue;
       ++checked;
@@ -174,13 +100,13 @@ TEST_CASE("SIGKILL never leaves the .meta index ahead of the data; restarts cont
     }
 
     // Restart: with ROTATION the crashed files are reopened and appended to.
-    d.write("query.rql", nullQuery(rotate));
+    d.write("query.rql", testing::nullQuery(rotate));
     REQUIRE(testing::runXretractor(d.dir, {"query.rql", "-k", "--no-clock", "-m", "300"}, {}, "restart") == 0);
     for (std::string name : {"nul", "wide"}) {
       const std::string dataName = rotate ? name + ".old0" : name;
-      Artifact a = inspect(d.dir, name, dataName);
+      testing::Artifact a = testing::inspect(d.dir, name, dataName);
       REQUIRE(a.exists);
-      const Artifact& c = crashed[name];
+      const testing::Artifact& c = crashed[name];
       const uint64_t before = rotate && c.exists ? c.data : 0;
       INFO(name << " after restart: data " << a.data << " records (" << before << " from the killed run), .meta "
                 << testing::metaRecords(a.meta));
@@ -188,7 +114,7 @@ TEST_CASE("SIGKILL never leaves the .meta index ahead of the data; restarts cont
       CHECK(testing::sizeOf(d.dir / dataName) % a.rec == 0);
       CHECK(a.data == before + 299);
       CHECK(testing::metaRecords(a.meta) == a.data);
-      checkNullBits(d.dir, a, dataName, before ? testing::metaRecords(c.meta) : 0, before);
+      testing::checkNullBits(d.dir, a, dataName, before ? testing::metaRecords(c.meta) : 0, before);
     }
   }
   CHECK(checked > 8);
