@@ -13,10 +13,13 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
+#include <memory>
+#include <optional>
 
 #include "build_config.h"
 #include "engine/engine.hpp"
 #include "ipc/ipc.hpp"
+#include "storage/lock.hpp"
 #include "tools/config.hpp"
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
@@ -312,8 +315,20 @@ int runMode(int argc, char** argv) {
   // The lock first (a second instance stops here), then the socket, then "PID:".
   InstanceLock lock;
   std::unique_ptr<ipc::Server> server;
+  // One engine per storage directory: taken after the instance lock, before
+  // the socket and before the engine touches any artifact.
+  std::optional<std::string> storageDir;
+  std::unique_ptr<storage::StorageLock> storageLock;
   auto serve = [&](const std::string& announcedFile) -> int {
     if (!lock.acquire(gConfig.lockDir, prog)) return 37;
+    if (storageDir) {
+      std::string why;
+      storageLock = storage::StorageLock::acquire(*storageDir, why);
+      if (!storageLock) {
+        fmt::print(stderr, "\nFATAL: {}\n", why);
+        return 37;
+      }
+    }
     std::string ipcError;
     server = ipc::Server::open(socket, ipcError, sopt);
     if (!server) {
@@ -343,6 +358,13 @@ int runMode(int argc, char** argv) {
     plan.queries.insert(plan.queries.begin(), st);
   }
   if (verbose) fmt::print("{}", ir::dumpPlan(plan));
+  {
+    const ir::Query* st = plan.find(":STORAGE");
+    std::string dir = st ? st->filename : "";
+    struct stat sb {};
+    // A missing directory is the engine's error to report.
+    if (dir.empty() || (stat(dir.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode))) storageDir = dir;
+  }
   if (int rc = serve(queryFile)) return rc;
   engine::Options opt;
   opt.limit = limit;
