@@ -42,6 +42,7 @@ TEST_CASE("SIGKILL mid-run leaves whole records", "[engine][kill]") {
     REQUIRE(WIFSIGNALED(st));
     for (std::string name : {"wide", "win"}) {
       std::string path = (d.dir / name).string();
+      if (testing::sizeOf(path + ".desc") <= 0 || testing::sizeOf(path) < 0) continue;  // killed before it opened
       const auto desc = storage::Descriptor::load(path + ".desc");
       const int rec = desc.recordSize();
       struct stat before {};
@@ -60,7 +61,7 @@ TEST_CASE("SIGKILL mid-run leaves whole records", "[engine][kill]") {
       struct stat ms {};
       REQUIRE(stat((path + ".meta").c_str(), &ms) == 0);
       CHECK((ms.st_size - 8) % meta.entrySize() == 0);
-      CHECK(meta.records() <= store->count() + 1);
+      CHECK(meta.records() <= store->count());  // data first, the index never ahead
     }
   }
 }
