@@ -445,7 +445,11 @@ void Engine::Impl::openArtifacts(Stream& s) {
         throw EngineError(e.what());
       }
     } else {
-      d.save(descPath);
+      try {
+        d.save(descPath);
+      } catch (const storage::DescError& e) {
+        throw EngineError(e.what());
+      }
     }
     return;
   }

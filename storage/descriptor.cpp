@@ -2,6 +2,8 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -211,14 +213,22 @@ Descriptor Descriptor::load(const std::string& path) {
 }
 
 void Descriptor::save(const std::string& path) const {
+  // Written whole to a temporary file, then renamed over the old one: a full
+  // disk leaves the old descriptor (or none), never a torn one.
   std::string tmp = path + ".tmp";
+  auto failed = [&](int err) {
+    std::remove(tmp.c_str());
+    return DescError("cannot write descriptor " + path + (err ? std::string(": ") + strerror(err) : std::string()));
+  };
   {
+    errno = 0;
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw DescError("cannot write descriptor " + path);
+    if (!out) throw failed(errno);
     out << text();
-    if (!out) throw DescError("cannot write descriptor " + path);
+    out.close();  // the bytes reach the file here: check this write too
+    if (out.fail()) throw failed(errno);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw DescError("cannot write descriptor " + path);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw failed(errno);
 }
 
 bool Descriptor::compatibleWith(const Descriptor& stored) const {

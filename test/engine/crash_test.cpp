@@ -97,3 +97,30 @@ TEST_CASE("a full disk is a FATAL message, exit 1 and whole artifacts", "[engine
   SECTION("offline, full at shutdown") { diskFullRun(true, 20001, "2001"); }
   SECTION("clocked") { diskFullRun(false, 2501); }
 }
+
+// Full before the first record: a descriptor that cannot be written is a
+// FATAL naming it, and no torn `.desc` (nor its `.tmp`) is left behind.
+TEST_CASE("a full disk while the descriptors are written leaves no torn .desc", "[engine][diskfull]") {
+  testing::RunDir d;
+  d.write("s.txt", testing::nullEveryThird(30));
+  // Long field names: src.desc (about 270 bytes) does not fit under the limit,
+  // the instance lock's few lines in TMPDIR do.
+  const std::string a(60, 'a'), b(60, 'b'), c(60, 'c'), e(60, 'e');
+  d.write("query.rql", "STORAGE '.'\nDECLARE " + a + " INTEGER, " + b + " INTEGER, " + c + " INTEGER, " + e +
+                           " INTEGER STREAM src, 1/1000 TEXTFILE 's.txt'\nSELECT src[0] STREAM nul FROM src\n");
+  testing::SpawnOptions o;
+  o.fileSizeLimit = 200;
+  const int rc = testing::runXretractor(d.dir, {"query.rql", "-k", "--no-clock", "-m", "5"}, o);
+  const std::string err = d.read("run.err");
+  INFO("exit " << rc << ", stderr:\n" << err);
+  CHECK(rc == 1);
+  CHECK(err.find("terminate called") == std::string::npos);
+  CHECK(err.find("FATAL: ") != std::string::npos);
+  CHECK(err.find(".desc") != std::string::npos);
+  for (auto& e : std::filesystem::directory_iterator(d.dir)) {
+    const std::string n = e.path().filename().string();
+    INFO(n);
+    CHECK(n.find(".tmp") == std::string::npos);
+    if (n.size() > 5 && n.compare(n.size() - 5, 5, ".desc") == 0) CHECK_NOTHROW(storage::Descriptor::load(e.path().string()));
+  }
+}
