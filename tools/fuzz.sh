@@ -1,21 +1,34 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target (build-fuzz/, clang-19, no JIT) if needed and
+# Builds a libFuzzer target (build-fuzz/, clang-19, no JIT) if needed and
 # runs it for a bounded time or number of runs.
+#
+# Targets (FUZZ_TARGET=..., default fuzz_compile):
+#   fuzz_compile  RQL text: parse + compile + dumps
+#   fuzz_desc     .desc descriptor text (storage/descriptor.cpp)
+#   fuzz_store    .desc + .meta + data opened as xtrdb and the engine do (storage/store.cpp)
+#   fuzz_wire     IPC byte streams: FrameReader and the tree text (ipc/wire.cpp)
+#   fuzz_config   the TOML configuration file (tools/config.cpp)
+#   fuzz_source   TEXTFILE sources under a few layouts (storage/source.cpp)
 #
 #   tools/fuzz.sh                      # 60 s
 #   tools/fuzz.sh -max_total_time=600  # 10 min
 #   tools/fuzz.sh -runs=1000000        # 1M executions
 #   tools/fuzz.sh -runs=1000000 -jobs=1
 #   tools/fuzz.sh FILE_OR_DIR...       # replay inputs, e.g. tools/fuzz.sh fuzz/regressions
+#   FUZZ_TARGET=fuzz_store tools/fuzz.sh -runs=1000000 -jobs=1
+#   FUZZ_TARGET=fuzz_store tools/fuzz.sh fuzz/regressions/fuzz_store
 #
 # Any other -flag is passed to libFuzzer as is. Crash, leak, timeout and OOM
 # reproducers go to fuzz/crashes/ (gitignored); minimise one with
 #   build-fuzz/fuzz/fuzz_compile -minimize_crash=1 -runs=100000 fuzz/crashes/crash-...
-# and commit the result as fuzz/regressions/<short-name>.rql.
-# The working corpus lives in build-fuzz/fuzz/corpus (kept between runs, and
-# compacted with -merge=1 past 20000 files); the seed corpus
-# build-fuzz/fuzz/seeds is recreated by fuzz/make_corpus.sh. libFuzzer counts
-# the start-up replay of both towards -runs.
+# and commit the result as fuzz/regressions/<short-name>.rql (the other
+# targets: fuzz/regressions/<target>/<short-name>, replayed by the meson test
+# fuzz-replay-<target>). The working corpus lives in build-fuzz/fuzz/corpus
+# (other targets: corpus-<target>; kept between runs, and compacted with
+# -merge=1 past 20000 files); the seed corpus build-fuzz/fuzz/seeds
+# (seeds-<target>) is recreated by fuzz/make_corpus.sh. libFuzzer counts the
+# start-up replay of both towards -runs. The dictionary is fuzz/rql.dict
+# (fuzz/<name>.dict for fuzz_<name>, when there is one).
 # Environment: BUILD_DIR (default build-fuzz), FUZZ_TARGET (default fuzz_compile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +42,14 @@ if [ ! -f "$BUILD/build.ninja" ]; then
 elif ! grep -q "fuzz_compile" "$BUILD/build.ninja"; then
   meson configure "$BUILD" -Dfuzz=true
 fi
-ninja -C "$BUILD" "fuzz/$TARGET"
+# The seeds of fuzz_desc and fuzz_store come from a run of the engine, those
+# of fuzz_wire from fuzz_seeds.
+extra=()
+case "$TARGET" in
+  fuzz_desc|fuzz_store) extra=(tools/xretractor) ;;
+  fuzz_wire) extra=(fuzz/fuzz_seeds) ;;
+esac
+ninja -C "$BUILD" "fuzz/$TARGET" "${extra[@]}"
 bin="$BUILD/fuzz/$TARGET"
 
 limit=() args=() inputs=() jobs=""
@@ -50,17 +70,17 @@ if ((${#inputs[@]})); then
   # RQL_FUZZ_VERBOSE=1 also prints the expected errors (SyntaxError etc.).
   files=()
   for i in "${inputs[@]}"; do
-    if [ -d "$i" ]; then while IFS= read -r f; do files+=("$f"); done < <(find "$i" -type f | sort)
+    if [ -d "$i" ]; then while IFS= read -r f; do files+=("$f"); done < <(find "$i" -maxdepth 1 -type f | sort)
     else files+=("$i"); fi
   done
   failed=0
   for f in "${files[@]}"; do
     if out=$("$bin" "${args[@]}" "$f" 2>&1); then
       echo "ok    $f"
-      [ -z "${RQL_FUZZ_VERBOSE:-}" ] || grep -a '^==fuzz_compile==' <<<"$out" | sed 's/^/        /'
+      [ -z "${RQL_FUZZ_VERBOSE:-}${RDB_FUZZ_VERBOSE:-}" ] || grep -a "^==$TARGET==" <<<"$out" | sed 's/^/        /'
     else
       failed=$((failed + 1))
-      echo "FAIL  $f: $(grep -aE 'runtime error|ERROR: |SUMMARY|==fuzz_compile==' <<<"$out" | head -1)"
+      echo "FAIL  $f: $(grep -aE "runtime error|ERROR: |SUMMARY|==$TARGET==" <<<"$out" | head -1)"
     fi
   done
   echo "fuzz.sh: replayed ${#files[@]} input(s), $failed failing"
@@ -68,10 +88,15 @@ if ((${#inputs[@]})); then
 fi
 ((${#limit[@]})) || limit=(-max_total_time=60)
 
-seeds="$BUILD/fuzz/seeds"
-corpus="$BUILD/fuzz/corpus"
+if [ "$TARGET" = fuzz_compile ]; then
+  seeds="$BUILD/fuzz/seeds" corpus="$BUILD/fuzz/corpus" dict="$root/fuzz/rql.dict"
+else
+  seeds="$BUILD/fuzz/seeds-$TARGET" corpus="$BUILD/fuzz/corpus-$TARGET" dict="$root/fuzz/${TARGET#fuzz_}.dict"
+fi
+dictarg=()
+if [ -f "$dict" ]; then dictarg=(-dict="$dict"); fi
 crashes="$root/fuzz/crashes"
-fuzz/make_corpus.sh "$seeds"
+fuzz/make_corpus.sh "$seeds" "$TARGET"
 mkdir -p "$corpus" "$crashes"
 # libFuzzer only adds to the corpus; every run first replays all of it (and
 # those replays count towards -runs). Compact it once it has grown large.
@@ -92,7 +117,7 @@ rm -f "$log" "$BUILD"/fuzz/fuzz-*.log
 set +e
 (
   cd "$BUILD/fuzz"
-  "$root/$bin" -dict="$root/fuzz/rql.dict" -artifact_prefix="$crashes/" \
+  "$root/$bin" "${dictarg[@]}" -artifact_prefix="$crashes/" \
       -timeout=10 -print_final_stats=1 "${limit[@]}" "${args[@]}" \
       "$root/$corpus" "$root/$seeds"
 ) 2>&1 | tee "$log"
