@@ -22,8 +22,10 @@
 #include "build_config.h"
 #include "ir/layout.hpp"
 #if RDB_WITH_JIT
+#include "engine/jit_worker.hpp"
 #include "jit/jit.hpp"
 #endif
+#include "engine/memory.hpp"
 #include "engine/rules.hpp"
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
@@ -150,6 +152,7 @@ static bool sameShape(const ir::Layout& src, const ir::Layout& in, int base);
 struct Stream {
   const ir::Query* q = nullptr;
   int index = 0;
+  uint64_t serial = 0;  // never reused: background JIT results find their stream by it
   bool declared = false;
   ir::Layout out, in;
   History hist;
@@ -168,6 +171,7 @@ struct Stream {
   bool adhoc = false;      // imported while running (may be removed again)
   bool removed = false;    // removed: kept only so that stream indices stay valid
   std::string unit;        // the JIT unit its code belongs to
+  std::unique_ptr<ir::Query> ownQuery;  // an ad hoc stream's statement (q points here)
   // sources
   std::unique_ptr<storage::Source> source;
   // computed
@@ -199,7 +203,9 @@ struct Engine::Impl {
   std::vector<char> tickDue;  // whether distinct interval i is due in the current slot
   int64_t now = 0;            // the current slot, in ticks
   int adhocUnits = 0;
-  std::deque<ir::Query> adhocQueries;  // imported statements (stable addresses)
+  uint64_t nextSerial = 1;
+  std::set<std::string> unitsGone;  // ad hoc JIT units whose code was released
+  bool abandonedCompile = false;    // shutdown left a background compile running
   CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;
   std::unique_ptr<tbb::flow::graph> graph;
@@ -207,7 +213,10 @@ struct Engine::Impl {
   std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> nodes;
   bool finished = false;
 #if RDB_WITH_JIT
-  std::unique_ptr<jit::Jit> jit;
+  std::shared_ptr<JitWorker> jitw;  // owns the JIT; compiles ad hoc units off the slot thread
+  void adopt(std::vector<JitWorker::Job>& jobs);
+  void adoptCompiled();
+  void releaseUnusedUnits();
 #endif
 
   Stream& S(const std::string& id) {
@@ -220,7 +229,9 @@ struct Engine::Impl {
   void prepare();
   void openArtifacts(Stream& s);
   void buildGraph();
-  void compileNative(const std::vector<Stream*>& which, const std::string& unit);
+  // Field programs and rule conditions to native code; `background`: on the
+  // JIT worker, the streams run on the VM until adoptCompiled() switches them.
+  void compileNative(const std::vector<Stream*>& which, const std::string& unit, bool background = false);
   void setupStream(Stream& s, const ir::Plan& p);
 
   // ------------------------------------------------------------ running
@@ -259,6 +270,7 @@ void Engine::Impl::prepare() {
     auto s = std::make_unique<Stream>();
     s->q = &q;
     s->index = idx++;
+    s->serial = nextSerial++;
     s->declared = q.isDeclaration();
     s->out = ir::Layout::of(q.schema);
     den = lcm64(den, q.interval.den);
@@ -305,47 +317,118 @@ void Engine::Impl::prepare() {
   buildGraph();
 }
 
-// Compiles every stream's field program with the JIT, once, before the run.
-// A program the JIT cannot take stays on the VM (said with -v).
-void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::string& unit) {
+// Compiles every stream's field program with the JIT, once, before the run
+// (and each ad hoc unit in the background). A program the JIT cannot take
+// stays on the VM (said with -v).
+void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::string& unit, bool background) {
 #if RDB_WITH_JIT
   std::string err;
-  if (!jit) jit = jit::Jit::create(err);
-  if (!jit) {
-    fprintf(stderr, "warning: JIT unavailable (%s); running on the VM\n", err.c_str());
-    return;
+  if (!jitw) {
+    auto j = jit::Jit::create(err);
+    if (!j) {
+      fprintf(stderr, "warning: JIT unavailable (%s); running on the VM\n", err.c_str());
+      return;
+    }
+    jitw = std::make_shared<JitWorker>(std::move(j));
   }
-  const std::vector<Stream*>& computed = which;
-  std::vector<jit::Request> reqs;
-  for (auto* s : computed) reqs.push_back({unit + "_stream_" + std::to_string(s->index), &s->prog, &s->in, &s->out});
-  static ir::Layout condLayout = [] {
+  static const ir::Layout condLayout = [] {
     ir::Field f;
     f.type = Type::INTEGER;
     return ir::Layout::of({f});
   }();
-  std::vector<RuleRuntime*> ruleOrder;
-  for (auto* s : computed)
-    if (s->rules)
-      for (auto& r : s->rules->rules()) {
-        reqs.push_back({unit + "_rule_" + std::to_string(reqs.size()), &r.cond, &s->out, &condLayout});
-        ruleOrder.push_back(&r);
-      }
-  auto t0 = std::chrono::steady_clock::now();
-  auto res = jit->compile(unit, reqs);
-  auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  for (size_t i = 0; i < ruleOrder.size(); ++i) ruleOrder[i]->native = res[computed.size() + i].fn;
-  int native = 0;
-  for (size_t i = 0; i < computed.size(); ++i) {
-    computed[i]->native = res[i].fn;
-    if (res[i].fn) ++native;
-    else if (opt.verbose) fprintf(stdout, "stream %s runs on the VM: %s\n", computed[i]->q->id.c_str(), res[i].why.c_str());
+  JitWorker::Job job;
+  job.unit = unit;
+  for (auto* s : which) job.items.push_back({s->serial, -1, s->prog, s->in, s->out, nullptr, {}});
+  for (auto* s : which)
+    if (s->rules) {
+      int k = 0;
+      for (auto& r : s->rules->rules()) job.items.push_back({s->serial, k++, r.cond, s->out, condLayout, nullptr, {}});
+    }
+  if (background) {
+    jitw->submit(std::move(job));
+    return;
   }
-  if (opt.verbose) fprintf(stdout, "JIT: %d of %zu streams compiled in %.1f ms\n", native, computed.size(), ms);
+  std::vector<jit::Request> reqs;
+  for (size_t i = 0; i < job.items.size(); ++i) {
+    auto& it = job.items[i];
+    reqs.push_back({unit + "_" + std::to_string(i), &it.prog, &it.in, &it.out});
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto res = jitw->jit().compile(unit, reqs);
+  job.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < res.size(); ++i) {
+    job.items[i].fn = res[i].fn;
+    job.items[i].why = res[i].why;
+  }
+  std::vector<JitWorker::Job> jobs;
+  jobs.push_back(std::move(job));
+  adopt(jobs);
 #else
   (void)which;
   (void)unit;
+  (void)background;
 #endif
 }
+
+#if RDB_WITH_JIT
+// Switches streams to the code of finished units, between slots (no stream
+// is running then). Code whose streams are all gone is released.
+void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
+  std::map<uint64_t, Stream*> bySerial;
+  for (auto& s : streams)
+    if (!s->removed) bySerial[s->serial] = s.get();
+  for (auto& job : jobs) {
+    int native = 0, programs = 0;
+    bool used = false;
+    for (auto& it : job.items) {
+      auto f = bySerial.find(it.serial);
+      if (f == bySerial.end()) continue;
+      Stream& s = *f->second;
+      used = true;
+      if (it.rule < 0) {
+        ++programs;
+        s.native = it.fn;
+        if (it.fn) ++native;
+        else if (opt.verbose) fprintf(stdout, "stream %s runs on the VM: %s\n", s.q->id.c_str(), it.why.c_str());
+      } else if (s.rules && size_t(it.rule) < s.rules->rules().size()) {
+        s.rules->rules()[size_t(it.rule)].native = it.fn;
+      }
+    }
+    if (opt.verbose && programs) {
+      fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms\n", native, programs, job.ms);
+      fflush(stdout);  // a live engine's log is read while it runs
+    }
+    if (!used && job.unit != "plan" && unitsGone.insert(job.unit).second) {
+      JitWorker::Job rm;
+      rm.unit = job.unit;
+      rm.remove = true;
+      jitw->submit(std::move(rm));
+    }
+  }
+}
+
+void Engine::Impl::adoptCompiled() {
+  if (!jitw || !jitw->pending()) return;
+  auto jobs = jitw->takeDone();
+  if (!jobs.empty()) adopt(jobs);
+}
+
+// A JIT unit whose streams are all gone releases its code (on the worker, after
+// any compile of it still queued there).
+void Engine::Impl::releaseUnusedUnits() {
+  if (!jitw) return;
+  std::map<std::string, bool> used;
+  for (auto& s : streams)
+    if (s->adhoc && !s->unit.empty()) used[s->unit] = used[s->unit] || !s->removed;
+  for (auto& [unit, u] : used)
+    if (!u && unitsGone.insert(unit).second) {
+      JitWorker::Job rm;
+      rm.unit = unit;
+      rm.remove = true;
+      jitw->submit(std::move(rm));
+    }
+}
+#endif
 
 // Runtime state of one stream: history, source or program, rules, artifacts.
 void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
@@ -797,6 +880,9 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   }
   while (!stop.load(std::memory_order_relaxed)) {
     if (m.opt.limit > 0 && slots >= m.opt.limit - 1) break;
+#if RDB_WITH_JIT
+    m.adoptCompiled();  // ad hoc code that became ready switches in at this boundary
+#endif
     // Next grid point: the smallest multiple among the distinct intervals.
     int64_t t = INT64_MAX;
     for (size_t i = 0; i < m.ticks.size(); ++i) t = std::min(t, m.ticks[i] * m.counters[i]);
@@ -864,10 +950,16 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   return slots;
 }
 
+bool Engine::backgroundAbandoned() const { return impl_->abandonedCompile; }
+
 void Engine::finish() {
   Impl& m = *impl_;
   if (m.finished) return;
   m.finished = true;
+#if RDB_WITH_JIT
+  // A compile still running after half a second is left to itself (see backgroundAbandoned).
+  if (!JitWorker::shutdown(m.jitw, std::chrono::milliseconds(500))) m.abandonedCompile = true;
+#endif
   m.nodes.clear();
   m.start.reset();
   m.graph.reset();
@@ -1009,10 +1101,11 @@ std::string Engine::importStatement(const std::string& text) {
   }
   std::vector<Stream*> added;
   for (auto* qp : fresh) {
-    m.adhocQueries.push_back(*qp);
-    const ir::Query& q = m.adhocQueries.back();
     auto s = std::make_unique<Stream>();
+    s->ownQuery = std::make_unique<ir::Query>(*qp);
+    const ir::Query& q = *s->ownQuery;
     s->q = &q;
+    s->serial = m.nextSerial++;
     s->index = int(m.streams.size());
     s->out = ir::Layout::of(q.schema);
     s->tick = q.interval.num * (den / q.interval.den);
@@ -1044,7 +1137,8 @@ std::string Engine::importStatement(const std::string& text) {
     ref.hist.base = ref.firstIndex;
     added.push_back(&ref);
   }
-  if (!m.opt.interpret && !added.empty()) m.compileNative(added, "adhoc" + std::to_string(++m.adhocUnits));
+  // Native code comes later, from the JIT worker; until then the VM runs them.
+  if (!m.opt.interpret && !added.empty()) m.compileNative(added, "adhoc" + std::to_string(++m.adhocUnits), true);
   if (m.graph) {  // the flow graph gets the new nodes
     m.nodes.clear();
     m.start.reset();
@@ -1087,19 +1181,22 @@ std::string Engine::removeStream(const std::string& id) {
       }
   }
 #if RDB_WITH_JIT
-  // A JIT unit whose streams are all gone releases its code.
-  if (m.jit)
-    for (int u = 1; u <= m.adhocUnits; ++u) {
-      const std::string unit = "adhoc" + std::to_string(u);
-      bool used = false, seen = false;
-      for (auto& s : m.streams)
-        if (s->unit == unit) {
-          seen = true;
-          used = used || !s->removed;
-        }
-      if (seen && !used) m.jit->removeUnit(unit);
-    }
+  m.releaseUnusedUnits();
 #endif
+  // Removed streams go for good (nothing reads them): renumber the rest.
+  std::vector<int> renumber(m.streams.size(), -1);
+  std::vector<std::unique_ptr<Stream>> kept;
+  for (auto& s : m.streams)
+    if (!s->removed) {
+      renumber[size_t(s->index)] = int(kept.size());
+      kept.push_back(std::move(s));
+    }
+  for (auto& s : kept) {
+    s->index = renumber[size_t(s->index)];
+    for (int& src : s->srcs) src = renumber[size_t(src)];
+  }
+  m.streams = std::move(kept);
+  returnFreeMemory();  // the removed streams' histories and buffers go back to the system
   if (m.graph) {
     m.nodes.clear();
     m.start.reset();

@@ -84,6 +84,10 @@ class Engine {
   std::string removeStream(const std::string& id);
   // Closes artifacts (rotation renames, counter update).
   void finish();
+  // After finish(): an ad hoc JIT compile was still running and was left to
+  // itself. Every artifact is closed; the process should end with _exit so
+  // that no static destructor runs under that thread.
+  bool backgroundAbandoned() const;
 
  private:
   struct Impl;

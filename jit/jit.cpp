@@ -499,6 +499,14 @@ std::unique_ptr<Jit> Jit::create(std::string& error) {
 }
 
 bool Jit::supports(const vm::Program& p, std::string& why) {
+  // LLVM's time on one function grows faster than its size: very wide
+  // records (a window of thousands of elements) run on the VM instead.
+  constexpr size_t kMaxInstructions = 8192;
+  if (p.code.size() > kMaxInstructions) {
+    why = "program of " + std::to_string(p.code.size()) + " instructions (the JIT takes up to " +
+          std::to_string(kMaxInstructions) + ")";
+    return false;
+  }
   for (auto& ins : p.code) {
     std::string n = vm::opName(ins.op);
     if (n.find("STR") != std::string::npos) {

@@ -449,6 +449,11 @@ int runMode(int argc, char** argv) {
     server->shutdown();
     eng.finish();
     if (verbose) fmt::print("processed {} slots\n", slots);
+    if (eng.backgroundAbandoned()) {  // a JIT compile of an ad hoc unit is still running: do not wait for it
+      fflush(stdout);
+      fflush(stderr);
+      std::_Exit(0);
+    }
   } catch (const engine::EngineError& e) {
     server->shutdown();
     fmt::print(stderr, "\nFATAL: {}\n", e.what());

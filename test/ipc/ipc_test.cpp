@@ -832,3 +832,59 @@ TEST_CASE("live engine: a symlink at the lock path is refused, its target untouc
     CHECK((sb.st_mode & 0777) == 0600);
   }
 }
+
+namespace {
+long rssKb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("live engine: a wide ad hoc import answers at once and runs on the VM until its native code is ready",
+          "[ipc][live][adhoc-jit]") {
+  LiveEngine e("", false);
+  REQUIRE(e.start("-v"));
+  // Compiling this unit takes about a second of LLVM time: the slot thread must not wait for it.
+  Result r = e.xqry("-a \"SELECT * STREAM wide FROM c@(1,2000)\"");
+  CHECK(r.rc == 0);
+  CHECK(r.err.find("did not answer") == std::string::npos);
+  // A narrow one too; its records are exact across the switch from the VM to native code.
+  REQUIRE(e.xqry("-a \"SELECT c[0]*3 STREAM t FROM c\"").rc == 0);
+  for (int i = 0; i < 400 && slurp(e.dir / "engine.out").find("JIT: 1 of 1 streams") == std::string::npos; ++i)
+    std::this_thread::sleep_for(25ms);
+  for (int i = 0; i < 400 && slurp(e.dir / "t").size() < 12 * 4; ++i) std::this_thread::sleep_for(25ms);
+  CHECK(slurp(e.dir / "engine.out").find("JIT: 1 of 1 streams") != std::string::npos);
+  REQUIRE(e.xqry("-k").rc == 0);
+  REQUIRE(waitExit(e.pid, 10s) == 0);
+  e.pid = -1;
+  std::string t = slurp(e.dir / "t");
+  REQUIRE(t.size() >= 8 * 4);
+  std::vector<int32_t> v(t.size() / 4);
+  memcpy(v.data(), t.data(), v.size() * 4);
+  for (size_t i = 1; i < v.size(); ++i) {
+    INFO("record " << i);
+    CHECK(v[i] == v[i - 1] + 3);
+  }
+}
+
+TEST_CASE("live engine: removing ad hoc streams gives their memory back; cycles do not grow it",
+          "[ipc][live][adhoc-memory]") {
+  LiveEngine e;
+  auto cycle = [&](int k) {
+    const std::string id = "w" + std::to_string(k);
+    REQUIRE(e.xqry("-a \"SELECT * STREAM " + id + " FROM c@(1,16000)\"").rc == 0);
+    REQUIRE(e.xqry("--remove " + id).rc == 0);
+  };
+  cycle(0);  // warm-up: the JIT and the heap reach their working size
+  std::this_thread::sleep_for(200ms);
+  const long before = rssKb(e.pid);
+  for (int k = 1; k <= 6; ++k) cycle(k);
+  std::this_thread::sleep_for(200ms);
+  const long after = rssKb(e.pid);
+  INFO("RSS before " << before << " kB, after six cycles " << after << " kB");
+  CHECK(after - before < 12 * 1024);
+  // The stream list is back to the plan's.
+  CHECK(e.streamNames() == std::vector<std::string>{"c", "s"});
+}
