@@ -1,6 +1,7 @@
 #include "descriptor.hpp"
 
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <cerrno>
 #include <cstring>
@@ -130,7 +131,10 @@ struct Scanner {
     size_t b = i;
     while (i < s.size() && isdigit((unsigned char)s[i])) ++i;
     if (b == i) fail("expected a number");
-    return std::stoi(s.substr(b, i - b));
+    int64_t v = 0;
+    for (size_t k = b; k < i; ++k)
+      if ((v = v * 10 + (s[k] - '0')) > INT32_MAX) fail("number " + s.substr(b, i - b) + " out of range");
+    return int(v);
   }
   bool peek(char c) {
     skip();
@@ -155,6 +159,9 @@ std::optional<ir::Type> typeWord(const std::string& w) {
 }  // namespace
 
 Descriptor Descriptor::parse(const std::string& text) {
+  // The stores allocate whole records: no record beyond the compiler's limit.
+  constexpr int64_t kMaxRecord = 1 << 20;
+  int64_t record = 0;
   Descriptor d;
   Scanner sc{text};
   sc.expect('{');
@@ -174,6 +181,8 @@ Descriptor Descriptor::parse(const std::string& text) {
         sc.fail("STRING needs a size");
       }
       if (e.count <= 0) sc.fail("array size must be positive");
+      record += int64_t(e.count) * (*t == ir::Type::STRING ? 1 : ir::typeSize(*t));
+      if (record > kMaxRecord) sc.fail("record larger than 1 MiB");
     } else if (w == "REF") {
       e.kind = DescEntry::Kind::REF;
       sc.expect('"');
