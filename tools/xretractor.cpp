@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <csignal>
 #include <filesystem>
 #include <memory>
@@ -57,6 +58,21 @@ int compileFile(const std::string& argv0, const std::string& file, const ir::Opt
   if (stat(file.c_str(), &st) != 0) {
     fmt::print("{}: fatal error: file {} does not exist.\n", argv0, file);
     return 1;
+  }
+  // Only a regular file of sane size: /dev/zero or a FIFO would be read without end.
+  constexpr off_t kMaxQueryFile = 16 << 20;
+  if (S_ISDIR(st.st_mode)) {
+    fmt::print(stderr, "{}: error: is a directory, not a query file\n", file);
+    return kExitCheck;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    fmt::print(stderr, "{}: error: not a regular file (a query file must be a regular file)\n", file);
+    return kExitCheck;
+  }
+  if (st.st_size > kMaxQueryFile) {
+    fmt::print(stderr, "{}: error: query file of {} bytes; the limit is {} bytes\n", file, int64_t(st.st_size),
+               int64_t(kMaxQueryFile));
+    return kExitCheck;
   }
   std::ifstream in(file, std::ios::binary);
   if (!in) {
@@ -264,7 +280,8 @@ int runMode(int argc, char** argv) {
   app.add_option("-q,--queryfile,queryfile", queryFile, "query file");
   app.add_option("-n,--name", name, "instance name: its own lock and socket (xqry -x NAME reaches it)");
   app.add_flag("-o,--cleanup", cleanup, "remove locks and sockets left by instances that are no longer running");
-  app.add_option("-m,--llimitqry", limit, "process the zero step and N-1 slots (0 = unlimited)");
+  std::string limitText;
+  auto* limitOpt = app.add_option("-m,--llimitqry", limitText, "process the zero step and N-1 slots (0 = unlimited)");
   app.add_flag("-k,--noanykey", noAnyKey, "never stop on a key press");
   app.add_flag("-x,--xqrywait", wait, "wait for the first client command before running");
   app.add_flag("-r,--quiet", quiet, "no on-screen presenter");
@@ -281,6 +298,15 @@ int runMode(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  }
+  if (limitOpt->count()) {
+    // Digits only, 0 .. 2^62: a negative or overflowing count is an error, not "unlimited".
+    const char* b = limitText.c_str();
+    auto [p, ec] = std::from_chars(b, b + limitText.size(), limit);
+    if (ec != std::errc() || p != b + limitText.size() || limit < 0 || limit > (int64_t(1) << 62)) {
+      fmt::print(stderr, "{}: -m needs a whole number of slots from 0 to 2^62, got '{}'\n", baseName(argv[0]), limitText);
+      return 22;
+    }
   }
   for (char c : name)
     if (!isalnum((unsigned char)c) && c != '_' && c != '-') {
