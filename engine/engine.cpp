@@ -189,6 +189,8 @@ struct Stream {
   bool released = false;
 };
 
+constexpr int kTrialSlots = 3 * 512;
+
 struct Engine::Impl {
   ir::Plan plan;
   Options opt;
@@ -206,6 +208,11 @@ struct Engine::Impl {
   uint64_t nextSerial = 1;
   std::set<std::string> unitsGone;  // ad hoc JIT units whose code was released
   bool abandonedCompile = false;    // shutdown left a background compile running
+  // The flow graph is kept only if it beats the plain loop: the first slots of
+  // a run are timed both ways (warm-up, serial, graph thirds).
+  int schedTrial = 0;
+  std::chrono::steady_clock::duration serialTime{}, graphTime{};
+  void timeTrialSlot(std::chrono::steady_clock::duration d, bool serial);
   CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;
   std::unique_ptr<tbb::flow::graph> graph;
@@ -902,13 +909,17 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     t = m.now;  // an import during the wait may have rescaled the tick unit
     for (auto* s : m.computed) s->dueNow = m.tickDue[s->tickIndex] && t >= s->joinAt;
     // Pass 1: computed streams, producers before consumers.
-    if (m.graph) {
+    const bool trial = m.graph && m.schedTrial < kTrialSlots;
+    const auto p0 = trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const bool serialTurn = trial && m.schedTrial >= kTrialSlots / 3 && m.schedTrial < 2 * kTrialSlots / 3;
+    if (m.graph && !serialTurn) {
       m.start->try_put(tbb::flow::continue_msg());
       m.graph->wait_for_all();
     } else {
       for (auto* s : m.computed)
         if (s->dueNow) m.compute(*s);
     }
+    if (trial) m.timeTrialSlot(std::chrono::steady_clock::now() - p0, serialTurn);
     for (auto* s : m.computed)
       if (!s->error.empty()) throw EngineError("stream " + s->q->id + ": " + s->error);
     if (!m.opt.noClock) {
@@ -951,6 +962,26 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
 }
 
 bool Engine::backgroundAbandoned() const { return impl_->abandonedCompile; }
+
+// Tiny slots cost more to hand to worker threads than to run, and the workers
+// would keep a second core spinning for nothing: drop the graph when the
+// plain loop was at least as fast. Serial and graph write the same artifacts.
+void Engine::Impl::timeTrialSlot(std::chrono::steady_clock::duration d, bool serial) {
+  if (schedTrial >= kTrialSlots / 3) (serial ? serialTime : graphTime) += d;
+  if (++schedTrial < kTrialSlots) return;
+  const bool keep = graphTime * 5 < serialTime * 4;  // the graph must win by 20%
+  if (opt.verbose)
+    fprintf(stdout, "scheduler: flow graph %.3f ms, serial %.3f ms over %d slots each: %s\n",
+            std::chrono::duration<double, std::milli>(graphTime).count(),
+            std::chrono::duration<double, std::milli>(serialTime).count(), kTrialSlots / 3,
+            keep ? "parallel" : "serial");
+  if (!keep) {
+    nodes.clear();
+    start.reset();
+    graph.reset();
+    threadLimit.reset();
+  }
+}
 
 void Engine::finish() {
   Impl& m = *impl_;

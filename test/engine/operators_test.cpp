@@ -217,3 +217,22 @@ TEST_CASE("a delay past the power-of-two ring sizes reads the right records", "[
   REQUIRE(recs.size() == 49);
   for (size_t p = 0; p < recs.size(); ++p) CHECK(recs[p][0] == int32_t(p));
 }
+
+TEST_CASE("the flow graph is dropped when the plain loop is as fast (no core spinning for nothing)", "[engine][scheduler]") {
+  testing::RunDir d;
+  d.write("a.txt", testing::sequence(1, 5000));
+  const std::string q = "STORAGE '.'\n"
+                        "DECLARE x INTEGER STREAM a, 1 TEXTFILE 'a.txt'\n"
+                        "SELECT a[0] + 1 STREAM p FROM a\n"
+                        "SELECT a[0] * 2 STREAM r FROM a\n";
+  REQUIRE(d.run(q, "--no-clock -m 4000 --threads 2 -v") == 0);
+  const std::string out = d.read("run.out");
+  CHECK_THAT(out, Catch::Contains("scheduler: flow graph") && Catch::Contains(": serial"));
+  // Whatever was chosen, the records are those of a serial run.
+  auto p = d.records("p", 1), r = d.records("r", 1);
+  REQUIRE(p.size() == 3999);
+  for (size_t i = 0; i < p.size(); ++i) {
+    CHECK(p[i][0] == int32_t(i) + 2);
+    CHECK(r[i][0] == 2 * (int32_t(i) + 1));
+  }
+}
