@@ -438,7 +438,13 @@ MetaIndex::MetaIndex(std::string path, int bits, bool shadowAware, bool persiste
       r.gap = buf[0] != 0;
       memcpy(&r.count, &buf[1], 8);
       r.bits.assign(buf.begin() + 17, buf.end());
-      if (!r.gap) total_ += r.count;
+      uint64_t sum = total_;
+      if (!r.gap && __builtin_add_overflow(total_, r.count, &sum)) {
+        // Counts beyond 2^64 records are no index: cut it off there, as a partial entry.
+        if (ftruncate(fd_, at) != 0) throw StorageError("storage: cannot repair " + path_ + ": " + strerror(errno));
+        break;
+      }
+      total_ = sum;
       runs_.push_back(std::move(r));
     }
     diskEntries_ = runs_.size();
