@@ -642,6 +642,7 @@ void Session::openCmd() {
     if (!storage::isWritableProfile(profile)) throw Fatal("storage: unsupported storage type '" + profile + "'");
     store_ = storage::openStore(profile, dataPath_, recSize_, desc_.retention(), desc_.retMemory());
     meta_ = std::make_unique<storage::MetaIndex>(dataPath_ + ".meta", int(desc_.entries.size()), store_->shadowed());
+    meta_->align(store_->count());  // a crashed writer's index never runs ahead of its data
     // The reference takes the last run out of the `.meta` file at open and
     // writes it back on the next flush; listings show the file without it
     // until then (tools.md §3.5). The file itself stays whole here.
