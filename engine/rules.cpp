@@ -1,12 +1,15 @@
 #include "rules.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 extern char** environ;
@@ -90,7 +93,7 @@ StreamRules::StreamRules(const ir::Query& q, const ir::Layout& out, std::string 
 StreamRules::~StreamRules() {
   for (auto& r : rules_)
     for (auto& t : r.tasks)
-      if (t.f) fclose(t.f);
+      if (t.fd >= 0) ::close(t.fd);
 }
 
 int StreamRules::historyNeeded() const {
@@ -109,8 +112,24 @@ std::string StreamRules::dumpPath(RuleRuntime& r) {
 }
 
 void StreamRules::write(DumpTask& t, const uint8_t* rec) {
-  if (t.f && fwrite(rec, 1, size_t(out_.recordSize), t.f) != size_t(out_.recordSize))
-    fprintf(stderr, "rule on %s: dump write failed\n", q_.id.c_str());
+  const size_t size = size_t(out_.recordSize);
+  size_t done = 0;
+  while (done < size) {
+    ssize_t w = ::write(t.fd, rec + done, size - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const std::string why = w < 0 ? strerror(errno) : "no space written";
+      if (ftruncate(t.fd, t.bytes) != 0) {
+        // the size check at the next open cuts a partial record too
+      }
+      ::close(t.fd);
+      t.fd = -1;
+      throw std::runtime_error("dump file " + t.path + ": write failed at byte " + std::to_string(t.bytes + int64_t(done)) +
+                               ": " + why);
+    }
+    done += size_t(w);
+  }
+  t.bytes += int64_t(size);
   ++t.next;
 }
 
@@ -132,13 +151,14 @@ void StreamRules::onRecord(int64_t n, const uint8_t* rec, const uint8_t* nulls, 
     // Each rule keeps at most max(RETENTION, 1) dumps open; a new trigger on a
     // full ring drops the oldest, left incomplete (without RETENTION a dump restarts).
     if (r.tasks.size() >= size_t(std::max(rule.dumpRetention, 1))) {
-      if (r.tasks.front().f) fclose(r.tasks.front().f);
+      if (r.tasks.front().fd >= 0) ::close(r.tasks.front().fd);
       r.tasks.pop_front();
     }
     DumpTask t;
     std::string path = dumpPath(r);
-    t.f = fopen(path.c_str(), "wb");
-    if (!t.f) fprintf(stderr, "rule %s: cannot write %s\n", rule.name.c_str(), path.c_str());
+    t.path = path;
+    t.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (t.fd < 0) throw std::runtime_error("rule " + rule.name + ": cannot write " + path + ": " + strerror(errno));
     t.next = n + rule.dumpFrom;
     t.end = n + rule.dumpTo;
     // Records before the trigger come from the history; missing ones are zero records.
@@ -154,7 +174,7 @@ void StreamRules::onRecord(int64_t n, const uint8_t* rec, const uint8_t* nulls, 
     for (auto it = r.tasks.begin(); it != r.tasks.end();) {
       if (it->next == n && n < it->end) write(*it, rec);
       if (it->next >= it->end) {
-        if (it->f) fclose(it->f);
+        if (it->fd >= 0) ::close(it->fd);
         it = r.tasks.erase(it);
       } else {
         ++it;

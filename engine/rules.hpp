@@ -43,8 +43,12 @@ class CommandPool {
 };
 
 // One RULE of one stream.
+// One dump being written: whole records only, one write each, so a failed
+// write (a full disk) is cut back to the records before it.
 struct DumpTask {
-  FILE* f = nullptr;
+  int fd = -1;
+  std::string path;
+  int64_t bytes = 0;          // whole records written so far
   int64_t next = 0, end = 0;  // logical indices still to write: [next, end)
 };
 
