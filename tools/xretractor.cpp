@@ -361,7 +361,9 @@ int runMode(int argc, char** argv) {
       fmt::print(stderr, "{}: cannot open {}: {}\n", prog, socket, ipcError);
       return 10;
     }
-    return lock.announce(announcedFile) ? 0 : 37;
+    if (lock.announce(announcedFile)) return 0;
+    fmt::print(stderr, "{}: cannot write the lock file {}: {}\n", prog, lock.path, strerror(errno));
+    return 37;
   };
   if (queryFile.empty()) {
     // Idle: no plan, but hello and kill work; data commands answer empty.
