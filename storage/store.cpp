@@ -347,8 +347,10 @@ class MemoryStore : public Store {
     if (ring_ == 0) {
       data_.insert(data_.end(), r, r + rec_);
     } else {
-      if (data_.size() < ring_ * uint64_t(rec_)) data_.resize(ring_ * uint64_t(rec_));
-      memcpy(&data_[(count_ % ring_) * uint64_t(rec_)], r, size_t(rec_));
+      // The ring grows with its records (RETMEMORY may be far more than a run fills).
+      const uint64_t at = (count_ % ring_) * uint64_t(rec_);
+      if (data_.size() < at + uint64_t(rec_)) data_.resize(at + uint64_t(rec_));
+      memcpy(&data_[at], r, size_t(rec_));
     }
     ++count_;
   }
