@@ -1198,6 +1198,7 @@ std::string Engine::removeStream(const std::string& id) {
   if (readers(*target)) return "stream " + id + " is read by other streams";
   auto drop = [&](Stream& s) {
     s.removed = true;
+    m.plan.maxCapacity.erase(s.q->id);
     m.computed.erase(std::remove(m.computed.begin(), m.computed.end(), &s), m.computed.end());
     closeArtifacts(s, -1);
   };
