@@ -345,6 +345,9 @@ class DeviceSource : public Source {
   }
   void next(uint8_t* rec, uint8_t* nulls) override {
     if (exhausted_ || (fd_ < 0 && !tryOpen())) {
+      // Offline there is no slot clock: a device that is not there yet is
+      // retried at most ten times a second, never in a busy loop.
+      if (!exhausted_ && opt_.noClock) poll(nullptr, 0, 100);
       allNull(rec, nulls);
       return;
     }

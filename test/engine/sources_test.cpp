@@ -108,3 +108,14 @@ TEST_CASE("a FIFO with no writer, then a stalled writer, never freezes the engin
   CHECK(found == 1);
   CHECK(recs.size() >= 8);
 }
+
+TEST_CASE("offline, a missing DEVICE is retried at most ten times a second, never in a busy loop", "[engine][sources]") {
+  testing::RunDir d;
+  d.write("query.rql", "STORAGE '.'\n" + std::string(kTwoInts) + "DEVICE 'nodev'\nSELECT * STREAM q FROM s\n");
+  pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "--no-clock", "-k"});
+  std::this_thread::sleep_for(1500ms);
+  kill(pid, SIGTERM);
+  CHECK(waitFor(pid, 5s) == 0);
+  // About 15 NULL records in 1.5 s; a busy loop writes millions.
+  CHECK(testing::sizeOf(d.dir / "q") <= 40 * 8);
+}
