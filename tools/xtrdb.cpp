@@ -226,16 +226,18 @@ std::string label(const storage::MetaFileEntry& e, const std::vector<size_t>& da
 }
 
 std::string bar(const std::vector<storage::MetaFileEntry>& entries, const std::vector<size_t>& dataIdx, int width) {
-  uint64_t total = 0;
+  // 128-bit: the counts of a damaged .meta may add up past 2^64 (a wrapped
+  // total gave widths of 2^31 columns, gigabytes of bar).
+  unsigned __int128 total = 0;
   for (auto& e : entries) total += e.count;
   if (total == 0) return "";
   std::vector<int> w(entries.size());
-  int used = 0;
+  int64_t used = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
-    w[i] = std::max<int>(3, int(entries[i].count * uint64_t(width) / total));
+    w[i] = std::max<int>(3, int((unsigned __int128)entries[i].count * unsigned(width) / total));
     used += w[i];
   }
-  if (used < width) *std::max_element(w.begin(), w.end()) += width - used;
+  if (used < width) *std::max_element(w.begin(), w.end()) += int(width - used);
   std::string out;
   for (size_t i = 0; i < entries.size(); ++i) {
     const int inner = w[i] - 2;
