@@ -128,7 +128,7 @@ inline void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* 
     case Type::FLOAT: { float v = st == Type::RATIONAL ? [&] { int32_t r[2]; memcpy(r, s, 8); return float(r[0]) / float(r[1]); }() : float(asDouble()); memcpy(d, &v, 4); break; }
     case Type::DOUBLE: { double v = asDouble(); memcpy(d, &v, 8); break; }
     case Type::RATIONAL: {
-      vm::val::Rat r = srcFloat ? vm::val::rationalize(asDouble()) : vm::val::Rat{int32_t(asInt64()), 1};
+      vm::val::Rat r = srcFloat ? vm::val::rationalize(asDouble()) : vm::val::ratFromInt(asInt64());
       memcpy(d, &r.num, 4);
       memcpy(d + 4, &r.den, 4);
       break;

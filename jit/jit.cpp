@@ -35,6 +35,7 @@ uint64_t rdb_rat_div(int32_t an, int32_t ad, int32_t bn, int32_t bd) {
 }
 int32_t rdb_rat_cmp(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return vm::val::ratCmp({an, ad}, {bn, bd}); }
 uint64_t rdb_rationalize(double x) { return pack(vm::val::rationalize(x)); }
+uint64_t rdb_rat_from_int(int64_t v) { return pack(vm::val::ratFromInt(v)); }
 int32_t rdb_f2i32(double d) { return vm::val::f2i32(d); }
 uint32_t rdb_f2u32(double d) { return vm::val::f2u32(d); }
 uint32_t rdb_f2u8(double d) { return vm::val::f2u8(d); }
@@ -223,8 +224,13 @@ struct Lowering {
           r.v = t == Type::BYTE ? B.CreateTrunc(q, B.getInt8Ty()) : q;
         }
       } else if constexpr (t == Type::RATIONAL) {
-        r.v = f == Type::BYTE ? B.CreateZExt(s.v, B.getInt32Ty()) : s.v;
-        r.den = B.getInt32(1);
+        if constexpr (f == Type::BYTE) {
+          r.v = B.CreateZExt(s.v, B.getInt32Ty());
+          r.den = B.getInt32(1);
+        } else {  // INT32_MIN and UINT above 2^31-1 saturate (and count): vm::val::ratFromInt
+          Value* w = f == Type::UINT ? B.CreateZExt(s.v, B.getInt64Ty()) : B.CreateSExt(s.v, B.getInt64Ty());
+          unpackRat(B.CreateCall(helper("rdb_rat_from_int", B.getInt64Ty(), {B.getInt64Ty()}), {w}), r);
+        }
       } else if constexpr (t == Type::FLOAT || t == Type::DOUBLE) {
         llvm::Type* d = ty(t);
         r.v = f == Type::INTEGER ? B.CreateSIToFP(s.v, d) : B.CreateUIToFP(s.v, d);
@@ -487,6 +493,7 @@ std::unique_ptr<Jit> Jit::create(std::string& error) {
   add("rdb_rat_div", reinterpret_cast<void*>(&rdb_rat_div));
   add("rdb_rat_cmp", reinterpret_cast<void*>(&rdb_rat_cmp));
   add("rdb_rationalize", reinterpret_cast<void*>(&rdb_rationalize));
+  add("rdb_rat_from_int", reinterpret_cast<void*>(&rdb_rat_from_int));
   add("rdb_f2i32", reinterpret_cast<void*>(&rdb_f2i32));
   add("rdb_f2u32", reinterpret_cast<void*>(&rdb_f2u32));
   add("rdb_f2u8", reinterpret_cast<void*>(&rdb_f2u8));

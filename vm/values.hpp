@@ -11,120 +11,213 @@
 #include <numeric>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace vm::val {
 
 // ------------------------------------------------------------ rationals
+// A RATIONAL is a reduced fraction num/den with den > 0 and |num|, den <= 2^31-1
+// (so INT32_MIN never appears and negation never overflows). Every operation
+// computes its exact result in wider integers and reduces it; a result that
+// does not fit becomes the representable fraction nearest to it (best rational
+// approximation under both bounds; on a tie the smaller denominator), and a
+// magnitude beyond 2^31-1 saturates to +-(2^31-1)/1. This is the only
+// implementation: the VM, the JIT's helpers, the engine's reducers and the
+// conversions all call it. `ratRounded()` counts the results that had to round.
 struct Rat {
   int32_t num = 0, den = 1;
 };
+inline bool operator==(Rat a, Rat b) { return a.num == b.num && a.den == b.den; }
 
-// Exact rationals over 32-bit ints, with the algorithms of boost::rational<int>
-// (cross-cancelling gcds first); a result that still does not fit wraps
-// silently, as it does there.
-inline int32_t gcd32(int32_t a, int32_t b) {
-  uint32_t x = a < 0 ? 0u - uint32_t(a) : uint32_t(a), y = b < 0 ? 0u - uint32_t(b) : uint32_t(b);
-  while (y) {
-    uint32_t t = x % y;
-    x = y;
-    y = t;
+constexpr int64_t kRatMax = INT32_MAX;
+using u128 = unsigned __int128;
+
+// Results rounded to a representable fraction, per thread (the engine sums them per stream).
+inline uint64_t& ratRounded() {
+  static thread_local uint64_t n = 0;
+  return n;
+}
+
+namespace detail {
+
+inline uint64_t gcd64(uint64_t a, uint64_t b) {
+  if (a == 0) return b;
+  if (b == 0) return a;
+  int s = __builtin_ctzll(a | b);
+  a >>= __builtin_ctzll(a);
+  do {
+    b >>= __builtin_ctzll(b);
+    if (a > b) std::swap(a, b);
+    b -= a;
+  } while (b);
+  return a << s;
+}
+inline u128 gcd128(u128 a, u128 b) {
+  while (b) {
+    if ((a >> 64) == 0 && (b >> 64) == 0) return gcd64(uint64_t(a), uint64_t(b));
+    u128 t = a % b;
+    a = b;
+    b = t;
   }
-  return int32_t(x);
+  return a;
 }
-inline int32_t wmul(int32_t a, int32_t b) { return int32_t(uint32_t(a) * uint32_t(b)); }
-inline int32_t wadd(int32_t a, int32_t b) { return int32_t(uint32_t(a) + uint32_t(b)); }
-inline int32_t wsub(int32_t a, int32_t b) { return int32_t(uint32_t(a) - uint32_t(b)); }
 
-inline Rat ratNorm(int64_t n, int64_t d) {
-  if (d < 0) n = -n, d = -d;
-  int64_t g = std::gcd(n < 0 ? -n : n, d);
-  if (g > 1) n /= g, d /= g;
-  if (n == 0) d = 1;
-  return {int32_t(uint32_t(n)), int32_t(uint32_t(d))};
+// 256-bit products for comparing distances exactly.
+struct U256 {
+  u128 hi = 0, lo = 0;
+};
+inline U256 mul(u128 a, u128 b) {
+  const u128 m = ~uint64_t(0);
+  u128 a0 = a & m, a1 = a >> 64, b0 = b & m, b1 = b >> 64;
+  u128 p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+  u128 mid = (p00 >> 64) + (p01 & m) + (p10 & m);
+  U256 r;
+  r.lo = (p00 & m) | (mid << 64);
+  r.hi = p11 + (p01 >> 64) + (p10 >> 64) + (mid >> 64);
+  return r;
 }
+inline int cmp(U256 a, U256 b) {
+  if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
+  if (a.lo != b.lo) return a.lo < b.lo ? -1 : 1;
+  return 0;
+}
+inline u128 absDiff(u128 a, u128 b) { return a > b ? a - b : b - a; }
+
+// The fraction p/q (p <= lim, 1 <= q <= lim) nearest to x = a/b > 0, for
+// x < lim. Continued fractions: the last convergent inside the bounds, or the
+// largest semiconvergent after it, whichever is nearer (a tie keeps the
+// smaller denominator). a and b are below 2^96, so a*q and b*p fit 128 bits.
+inline void nearest(u128 a, u128 b, uint64_t lim, uint64_t& P, uint64_t& Q) {
+  const u128 A = a, Bd = b;
+  u128 p0 = 0, q0 = 1, p1 = 1, q1 = 0;  // convergents k-2 and k-1
+  for (;;) {
+    u128 t = a / b;
+    u128 p2 = t * p1 + p0, q2 = t * q1 + q0;
+    // t can be huge: test the bounds without overflowing
+    bool over = (p1 && t > (lim - p0) / p1) || (q1 && t > (lim - q0) / q1) || p2 > lim || q2 > lim;
+    if (over) {
+      u128 tp = p1 ? (lim - p0) / p1 : ~u128(0), tq = q1 ? (lim - q0) / q1 : ~u128(0);
+      u128 ts = tp < tq ? tp : tq;  // the largest semiconvergent inside the bounds
+      P = uint64_t(p1), Q = uint64_t(q1);
+      if (ts == 0) return;
+      u128 sp = ts * p1 + p0, sq = ts * q1 + q0;
+      // |x - p/q| = |a q - b p| / (b q): compare |a q1 - b p1| * sq with |a sq - b sp| * q1
+      U256 dConv = mul(absDiff(A * q1, Bd * p1), sq), dSemi = mul(absDiff(A * sq, Bd * sp), q1);
+      int c = cmp(dSemi, dConv);
+      if (c < 0 || (c == 0 && sq < q1)) P = uint64_t(sp), Q = uint64_t(sq);
+      return;
+    }
+    p0 = p1, q0 = q1, p1 = p2, q1 = q2;
+    u128 r = a - t * b;
+    if (r == 0) {
+      P = uint64_t(p1), Q = uint64_t(q1);
+      return;
+    }
+    a = b;
+    b = r;
+  }
+}
+
+}  // namespace detail
+
+// The RATIONAL nearest to (neg ? -1 : 1) * a / b, b > 0, a and b below 2^96;
+// `lim` is the bound of both parts (2^31-1; smaller in tests of the method).
+inline Rat ratFromParts(bool neg, u128 a, u128 b, uint64_t lim = uint64_t(kRatMax)) {
+  if (a == 0) return {0, 1};
+  u128 g = detail::gcd128(a, b);
+  if (g > 1) a /= g, b /= g;
+  uint64_t P, Q;
+  if (a <= lim && b <= lim) {
+    P = uint64_t(a), Q = uint64_t(b);
+  } else {
+    ++ratRounded();
+    if (a >= u128(lim) * b) P = lim, Q = 1;  // beyond the largest magnitude: saturate
+    else detail::nearest(a, b, lim, P, Q);
+  }
+  if (P == 0) return {0, 1};
+  return {neg ? -int32_t(P) : int32_t(P), int32_t(Q)};
+}
+inline Rat ratFromWide(__int128 n, __int128 d) {
+  if (d == 0) return {0, 1};  // never a value: only the unused result of a NULL operand
+  bool neg = (n < 0) != (d < 0);
+  u128 a = n < 0 ? u128(-n) : u128(n), b = d < 0 ? u128(-d) : u128(d);
+  return ratFromParts(neg, a, b);
+}
+inline Rat ratNorm(int64_t n, int64_t d) { return ratFromWide(n, d); }
+inline Rat ratFromInt(int64_t v) {
+  if (v > kRatMax || v < -kRatMax) {
+    ++ratRounded();
+    return {v < 0 ? -int32_t(kRatMax) : int32_t(kRatMax), 1};
+  }
+  return {int32_t(v), 1};
+}
+// A stored pair that may break the rule (another program's file): made valid.
+inline Rat ratNormalize(Rat r) {
+  if (r.den > 0 && r.num != INT32_MIN && (r.den == 1 || detail::gcd64(uint64_t(r.num < 0 ? -int64_t(r.num) : r.num), uint64_t(r.den)) == 1))
+    return r.num == 0 ? Rat{0, 1} : r;
+  if (r.den == 0) return ratFromInt(r.num);  // no value: read as the numerator
+  return ratFromWide(r.num, r.den);
+}
+
 inline Rat ratAdd(Rat a, Rat b) {
-  int32_t g = gcd32(a.den, b.den);
-  if (g == 0) return {0, 1};
-  int32_t den = a.den / g;
-  int32_t num = wadd(wmul(a.num, b.den / g), wmul(b.num, den));
-  g = gcd32(num, g);
-  if (g == 0) g = 1;
-  num /= g;
-  den = wmul(den, b.den / g);
-  return {num, den};
+  if (a.den == b.den) {
+    int64_t n = int64_t(a.num) + b.num;
+    if (a.den == 1) return ratFromInt(n);
+    return ratFromWide(n, a.den);
+  }
+  return ratFromWide(__int128(a.num) * b.den + __int128(b.num) * a.den, __int128(a.den) * b.den);
 }
 inline Rat ratSub(Rat a, Rat b) {
-  int32_t g = gcd32(a.den, b.den);
-  if (g == 0) return {0, 1};
-  int32_t den = a.den / g;
-  int32_t num = wsub(wmul(a.num, b.den / g), wmul(b.num, den));
-  g = gcd32(num, g);
-  if (g == 0) g = 1;
-  num /= g;
-  den = wmul(den, b.den / g);
-  return {num, den};
+  if (a.den == b.den) {
+    int64_t n = int64_t(a.num) - b.num;
+    if (a.den == 1) return ratFromInt(n);
+    return ratFromWide(n, a.den);
+  }
+  return ratFromWide(__int128(a.num) * b.den - __int128(b.num) * a.den, __int128(a.den) * b.den);
 }
 inline Rat ratMul(Rat a, Rat b) {
-  int32_t g1 = gcd32(a.num, b.den), g2 = gcd32(b.num, a.den);
-  if (g1 == 0) g1 = 1;
-  if (g2 == 0) g2 = 1;
-  Rat r{wmul(a.num / g1, b.num / g2), wmul(a.den / g2, b.den / g1)};
-  if (r.num == 0) r.den = 1;
-  return r;
+  if (a.den == 1 && b.den == 1) return ratFromInt(int64_t(a.num) * b.num);
+  return ratFromWide(__int128(a.num) * b.num, __int128(a.den) * b.den);
 }
 inline Rat ratDiv(Rat a, Rat b) {  // b.num != 0 (division by zero is NULL before this)
-  int32_t g1 = gcd32(a.num, b.num), g2 = gcd32(b.den, a.den);
-  if (g1 == 0) g1 = 1;
-  if (g2 == 0) g2 = 1;
-  Rat r{wmul(a.num / g1, b.den / g2), wmul(a.den / g2, b.num / g1)};
-  if (r.den < 0) r.num = int32_t(0u - uint32_t(r.num)), r.den = int32_t(0u - uint32_t(r.den));
-  if (r.num == 0) r.den = 1;
-  return r;
+  if (b.num == 0) return {0, 1};
+  return ratFromWide(__int128(a.num) * b.den, __int128(a.den) * b.num);
 }
-// num/den truncated toward zero. An overflowed rational (denominator 0 or
-// INT_MIN/-1) never traps: it reads as its numerator / as INT_MIN.
-inline int32_t ratToInt(Rat r) {
-  if (r.den == 0) return r.num;
-  if (r.den == -1 && r.num == INT32_MIN) return INT32_MIN;
-  return r.num / r.den;
-}
-inline int ratCmp(Rat a, Rat b) {
+inline Rat ratNeg(Rat a) { return {-a.num, a.den}; }  // |num| <= 2^31-1: never overflows
+inline Rat ratAbs(Rat a) { return {a.num < 0 ? -a.num : a.num, a.den}; }
+// num/den truncated toward zero (den > 0 always).
+inline int32_t ratToInt(Rat r) { return r.den == 1 ? r.num : r.num / r.den; }
+inline int ratCmp(Rat a, Rat b) {  // exact: both products fit 64 bits
   int64_t l = int64_t(a.num) * b.den, r = int64_t(b.num) * a.den;
   return l < r ? -1 : l > r ? 1 : 0;
 }
 
-// Continued-fraction approximation (tolerance 1e-6, at most 12 terms).
-// Negative inputs come out truncated toward zero (compatible behaviour).
+// The RATIONAL nearest to a double, sign-correct (NaN and infinities give 0/1:
+// callers treat non-finite values first).
 inline Rat rationalize(double x) {
-  if (!std::isfinite(x)) return {0, 1};
-  if (x < 0) {
-    double t = std::trunc(x);
-    if (t < INT32_MIN) return {INT32_MIN, 1};
-    return {int32_t(t), 1};
+  if (!std::isfinite(x) || x == 0) return {0, 1};
+  bool neg = x < 0;
+  double m = std::fabs(x);
+  if (m >= double(kRatMax)) {
+    if (m > double(kRatMax)) ++ratRounded();
+    return {neg ? -int32_t(kRatMax) : int32_t(kRatMax), 1};
   }
-  int64_t qs[12];
-  int n = 0;
-  double v = x;
-  for (;;) {
-    double fl = std::floor(v);
-    if (fl > 2147483647.0) fl = 2147483647.0;
-    int64_t q = int64_t(fl);
-    qs[n++] = q;
-    if (n == 12) break;
-    double f = v - double(q);
-    if (f < 1e-6) break;
-    v = 1.0 / f;
-    if (v > 1e6) break;
+  // Below half the smallest step (1/(2^31-1)) the nearest is 0.
+  if (m < 0.5 / double(kRatMax)) {
+    ++ratRounded();
+    return {0, 1};
   }
-  int64_t num = qs[n - 1], den = 1;
-  for (int i = n - 2; i >= 0; --i) {
-    // r = q + 1/r  ->  (q*num + den) / num
-    int64_t nn = qs[i] * num + den;
-    den = num;
-    num = nn;
-    if (num > INT32_MAX || den > INT32_MAX) break;
-  }
-  return ratNorm(num, den);
+  // m = mant * 2^e exactly, mant < 2^53, and e >= -32-53: fits 2^96.
+  int e;
+  double f = std::frexp(m, &e);  // m = f * 2^e, 0.5 <= f < 1
+  uint64_t mant = uint64_t(std::ldexp(f, 53));
+  e -= 53;
+  if (e >= 0) return ratFromParts(neg, u128(mant) << e, 1);
+  int tz = __builtin_ctzll(mant);
+  int sh = std::min(tz, -e);
+  mant >>= sh;
+  e += sh;
+  return ratFromParts(neg, mant, u128(1) << (-e));
 }
 
 // ------------------------------------------------------------ to integers
@@ -165,13 +258,31 @@ inline bool parseDoublePrefix(const std::string& s, double& out) {
   return e != b;
 }
 
+// "n" or "n/d" with decimal integers of any length; a value that does not fit
+// is rounded by the RATIONAL rule. False when there is no number or d is 0.
 inline bool parseRational(const std::string& s, Rat& out) {
-  int32_t n = 0, d = 1;
+  auto part = [](std::string_view t, bool& neg, u128& v) {
+    size_t i = 0;
+    neg = false;
+    if (i < t.size() && t[i] == '-') neg = true, ++i;
+    size_t start = i;
+    v = 0;
+    const u128 cap = u128(1) << 95;  // beyond it only the ratio matters: saturates below
+    while (i < t.size() && t[i] >= '0' && t[i] <= '9') {
+      if (v < cap) v = v * 10 + u128(t[i] - '0');
+      ++i;
+    }
+    return i != start;
+  };
+  bool nn, dn = false;
+  u128 n, d = 1;
   auto slash = s.find('/');
-  if (!parseIntPrefix(std::string_view(s).substr(0, slash), n)) return false;
-  if (slash != std::string::npos && !parseIntPrefix(std::string_view(s).substr(slash + 1), d)) return false;
+  if (!part(std::string_view(s).substr(0, slash), nn, n)) return false;
+  if (slash != std::string::npos && !part(std::string_view(s).substr(slash + 1), dn, d)) return false;
   if (d == 0) return false;
-  out = ratNorm(n, d);
+  while (n >= (u128(1) << 95) || d >= (u128(1) << 95)) n >>= 1, d >>= 1;  // keeps the ratio to 2^-64
+  if (d == 0) d = 1;
+  out = ratFromParts(nn != dn, n, d);
   return true;
 }
 

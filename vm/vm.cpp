@@ -477,7 +477,7 @@ struct Exec {
       }
     } else if constexpr (std::is_same_v<To, RAT>) {
       if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>) RAT::set(s, val::rationalize(double(From::get(s))));
-      else RAT::set(s, val::Rat{int32_t(From::get(s)), 1});
+      else RAT::set(s, val::ratFromInt(int64_t(From::get(s))));
     } else if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>) {
       fromDouble<To>(s, double(From::get(s)));
     } else {
@@ -556,7 +556,7 @@ struct Exec {
     if constexpr (std::is_same_v<T, U8>) s.u8 = uint8_t(~s.u8);
     else if constexpr (std::is_same_v<T, U32>) s.u32 = ~s.u32;
     else if constexpr (std::is_same_v<T, I32>) s.i32 = int32_t(0u - uint32_t(s.i32));
-    else if constexpr (std::is_same_v<T, RAT>) s.rat[0] = int32_t(0u - uint32_t(s.rat[0]));
+    else if constexpr (std::is_same_v<T, RAT>) s.rat[0] = -s.rat[0];  // |num| <= 2^31-1: no overflow
     else T::set(s, -T::get(s));
   }
 
