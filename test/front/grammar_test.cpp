@@ -224,7 +224,7 @@ TEST_CASE("DECLARE: fields, intervals, flags", "[grammar][declare]") {
   CHECK(stmt(qs, "q").isHold);
 }
 
-TEST_CASE("DECLARE: TEXTFILE, BINFILE and DEVICE select the source kind; FILE guesses from .txt",
+TEST_CASE("DECLARE: TEXTFILE, BINFILE and DEVICE select the source kind; FILE guesses from .txt and /dev/",
           "[grammar][declare][source]") {
   auto qs = parse(
       "DECLARE a INTEGER STREAM t1, 1 TEXTFILE 'data.dat'\n"
@@ -232,13 +232,15 @@ TEST_CASE("DECLARE: TEXTFILE, BINFILE and DEVICE select the source kind; FILE gu
       "DECLARE a INTEGER STREAM b1, 1 BINFILE 'data.txt'\n"
       "DECLARE a INTEGER STREAM d1, 1 DEVICE '/dev/urandom'\n"
       "DECLARE a INTEGER STREAM f1, 1 FILE 'Sensor.TXT.gz'\n"
-      "DECLARE a INTEGER STREAM f2, 1 FILE 'datafile2.dat'\n");
+      "DECLARE a INTEGER STREAM f2, 1 FILE 'datafile2.dat'\n"
+      "DECLARE a INTEGER STREAM f3, 1 FILE '/dev/ttyUSB0'\n");
   CHECK(stmt(qs, "t1").sourceKind == ir::SourceKind::TEXTSOURCE);
   CHECK(stmt(qs, "t2").sourceKind == ir::SourceKind::TEXTSOURCE);
   CHECK(stmt(qs, "b1").sourceKind == ir::SourceKind::BINFILE);
   CHECK(stmt(qs, "d1").sourceKind == ir::SourceKind::DEVICE);
   CHECK(stmt(qs, "f1").sourceKind == ir::SourceKind::TEXTSOURCE);
-  CHECK(stmt(qs, "f2").sourceKind == ir::SourceKind::DEVICE);
+  CHECK(stmt(qs, "f2").sourceKind == ir::SourceKind::BINFILE);  // a regular file: BINFILE
+  CHECK(stmt(qs, "f3").sourceKind == ir::SourceKind::DEVICE);   // under /dev/: DEVICE
   CHECK(stmt(qs, "t1").filename == "data.dat");
   CHECK(stmt(qs, "d1").filename == "/dev/urandom");
 }
