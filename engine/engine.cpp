@@ -187,6 +187,7 @@ struct Stream {
   std::unique_ptr<StreamRules> rules;
   std::string error;
   bool released = false;
+  uint64_t rounded = 0;  // RATIONAL results rounded to the nearest representable fraction
 };
 
 constexpr int kTrialSlots = 3 * 512;
@@ -842,6 +843,13 @@ void Engine::Impl::compute(Stream& s) {
   const int64_t n = s.due - 1 - s.q->tail;
   if (n < s.q->origin || n < s.firstIndex) return;  // silent slot: no record exists yet
   s.wroteNow = true;
+  // Roundings are counted per thread; this stream's are those made while it computes.
+  const uint64_t roundedBefore = vm::val::ratRounded();
+  struct Count {
+    Stream& s;
+    uint64_t before;
+    ~Count() { s.rounded += vm::val::ratRounded() - before; }
+  } count{s, roundedBefore};
   if (!buildInput(s, n)) return;
   if (s.native) {
     s.native(s.inRec.data(), s.inNull.data(), s.outRec.data(), s.outNull.data());
@@ -1032,6 +1040,7 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
   for (auto& f : q.schema) st.fields.push_back({f.name, ir::typeName(f.type)});
   st.programTokens = int(q.program.size());
   if (!s.declared && !q.isSubstrat) st.statement = q.text;
+  st.rounded = s.rounded;
   return st;
 }
 

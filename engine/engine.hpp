@@ -44,6 +44,7 @@ struct StreamStatus {
   std::vector<std::pair<std::string, std::string>> fields;  // name, TYPE
   int programTokens = 0;
   std::string statement;  // the query text of a user stream; empty for declared and generated ones
+  uint64_t rounded = 0;   // RATIONAL results that had to round (not exactly representable)
 };
 
 // Called on the engine's thread; the engine's live-plan methods may be used from them.

@@ -121,6 +121,7 @@ struct StreamDetail {
   int queryTokens = 0;
   std::string processedLine;  // statement text or "{not found}"
   int64_t countRecords = 0;
+  uint64_t rounded = 0;  // RATIONAL results that had to round
 };
 
 // Called from Server::poll on the caller's thread. An empty function behaves as an

@@ -319,6 +319,7 @@ Answer answer(Server::Impl& s, const ServerHooks& h, const Tree& req) {
       db.add("is_generated", d->isGenerated ? "true" : "false");
       db.add("query", std::to_string(d->queryTokens) + " tokens");
       db.add("processed_line", d->processedLine);
+      db.add("rounded", std::to_string(d->rounded));
     } else if (h.detail) {
       a.reply = errorTree("error: stream not found: " + arg);
     }

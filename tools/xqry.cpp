@@ -340,6 +340,8 @@ int cmdDetail(Session& s, const Options& o) {
   std::string text = "---\napiVersion: xqry/v1\nstream:\n";
   text += "  name: " + d.get("db.stream") + "\n";
   text += "  delta: " + sc.delta + "\n";
+  // RATIONAL results rounded to the nearest representable fraction (shown when any were).
+  if (const std::string r = d.get("db.rounded"); !r.empty() && r != "0") text += "  rounded: " + r + "\n";
   text += "query: " + sc.query + "\n";
   text += "fields:\n";
   for (auto& [name, type] : sc.fields) text += "  " + o.detail + "." + name + ":\n    type: " + type + "\n";

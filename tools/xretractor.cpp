@@ -436,6 +436,7 @@ int runMode(int argc, char** argv) {
       d.queryTokens = s->programTokens;
       d.processedLine = s->statement.empty() ? "{not found}" : s->statement;
       d.countRecords = s->records;
+      d.rounded = s->rounded;
       return d;
     };
     hooks.exists = [&](const std::string& id) { return eng.status(id).has_value(); };
@@ -476,7 +477,12 @@ int runMode(int argc, char** argv) {
     int64_t slots = eng.run(gStop, slotHooks);
     server->shutdown();
     eng.finish();
-    if (verbose) fmt::print("processed {} slots\n", slots);
+    if (verbose) {
+      fmt::print("processed {} slots\n", slots);
+      // RATIONAL results that were not exactly representable, per stream.
+      for (auto& st : eng.status())
+        if (st.rounded) fmt::print("rounded: {} {} values to the nearest RATIONAL\n", st.id, st.rounded);
+    }
     if (eng.backgroundAbandoned()) {  // a JIT compile of an ad hoc unit is still running: do not wait for it
       fflush(stdout);
       fflush(stderr);

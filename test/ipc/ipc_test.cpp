@@ -888,3 +888,34 @@ TEST_CASE("live engine: removing ad hoc streams gives their memory back; cycles 
   // The stream list is back to the plan's.
   CHECK(e.streamNames() == std::vector<std::string>{"c", "s"});
 }
+
+TEST_CASE("live engine: xqry -t shows how many RATIONAL results a stream had to round", "[ipc][live][rational]") {
+  LiveEngine e("", false);
+  std::string nums;
+  uint32_t x = 12345;
+  for (int i = 0; i < 200000; ++i) {
+    x = x * 1103515245u + 12345u;
+    nums += std::to_string((x >> 8) % 100000) + "\n";
+  }
+  e.write("c.txt", nums);
+  // Averages of averages: the denominators multiply until they no longer fit.
+  std::string q = "DECLARE v INTEGER STREAM c, 1/2000 TEXTFILE 'c.txt'\nSELECT c[0] STREAM s FROM c\n";
+  std::string prev = "c";
+  const int widths[] = {50, 49, 47, 43, 41, 37};
+  for (int k = 0; k < 6; ++k) {
+    const std::string w = "w" + std::to_string(k), a = "a" + std::to_string(k);
+    q += "SELECT * STREAM " + w + " FROM " + prev + "@(1," + std::to_string(widths[k]) + ")\n";
+    q += "SELECT " + w + "[0] STREAM " + a + " FROM " + w + ".avg\n";
+    prev = a;
+  }
+  e.write("q.rql", q);
+  REQUIRE(e.start(""));
+  std::string shown;
+  for (int i = 0; i < 100 && shown.find("rounded:") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(100ms);
+    shown = e.xqry("-t a5").out;
+  }
+  CHECK_THAT(shown, Catch::Contains("  rounded: "));
+  // A stream whose results are all exact shows no such line.
+  CHECK_THAT(e.xqry("-t a0").out, !Catch::Contains("rounded:"));
+}
