@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "vm/values.hpp"
 #include "ipc.hpp"
 
 namespace ipc {
@@ -304,10 +305,10 @@ std::string valueText(ir::Type t, const uint8_t* p, int size) {
     }
     case ir::Type::RATIONAL: {
       if (!need(8)) return {};
-      int32_t n, d;
-      memcpy(&n, p, 4);
-      memcpy(&d, p + 4, 4);
-      return std::to_string(n) + "/" + std::to_string(d);
+      vm::val::Rat r;
+      memcpy(&r.num, p, 4);
+      memcpy(&r.den, p + 4, 4);
+      return vm::val::fmtRat(vm::val::ratNormalize(r));
     }
     case ir::Type::INTPAIR:
     case ir::Type::IDXPAIR: {

@@ -32,6 +32,7 @@
 #include "storage/descriptor.hpp"
 #include "storage/source.hpp"
 #include "storage/store.hpp"
+#include "vm/values.hpp"
 
 namespace {
 
@@ -730,10 +731,10 @@ std::string Session::valueText(size_t i) const {
         break;
       }
       case ir::Type::RATIONAL: {
-        int32_t n, d;
-        memcpy(&n, q, 4);
-        memcpy(&d, q + 4, 4);
-        out += std::to_string(n) + "/" + std::to_string(d);
+        vm::val::Rat r;
+        memcpy(&r.num, q, 4);
+        memcpy(&r.den, q + 4, 4);
+        out += vm::val::fmtRat(vm::val::ratNormalize(r));  // another program's file may break the rule
         break;
       }
       default: break;
@@ -821,15 +822,10 @@ void Session::setField() {
       case ir::Type::RATIONAL: {
         long long n = strtoll(s, &end, inBase_), d = 1;
         if (end && *end == '/') d = strtoll(end + 1, &end, inBase_);
-        if (d < 0) n = -n, d = -d;
-        if (d != 0) {
-          long long g = std::gcd(n < 0 ? -n : n, d);
-          if (g > 1) n /= g, d /= g;
-          if (n == 0) d = 1;
-        }
-        int32_t nn = int32_t(n), dd = int32_t(d);
-        memcpy(q, &nn, 4);
-        memcpy(q + 4, &dd, 4);
+        // Written by the RATIONAL rule: reduced, den > 0, rounded to the nearest when it does not fit.
+        vm::val::Rat r = d == 0 ? vm::val::ratFromInt(n) : vm::val::ratFromWide(n, d);
+        memcpy(q, &r.num, 4);
+        memcpy(q + 4, &r.den, 4);
         break;
       }
       default: break;
