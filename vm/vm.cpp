@@ -107,7 +107,8 @@ struct Lowerer {
       case Type::UINT: s.u32 = std::get<uint32_t>(v); break;
       case Type::RATIONAL: {
         auto r = std::get<ir::Rational>(v);
-        s.rat[0] = int32_t(r.num), s.rat[1] = int32_t(r.den);
+        val::Rat c = val::ratFromWide(r.num, r.den);  // a literal beyond 32 bits rounds like any result
+        s.rat[0] = c.num, s.rat[1] = c.den;
         break;
       }
       case Type::FLOAT: s.f32 = std::get<float>(v); break;

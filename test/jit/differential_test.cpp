@@ -56,6 +56,12 @@ struct Gen {
       case 3: return ir::Value(uint32_t(pick(2) ? rng() : uint64_t(pick(4))));
       case 4: return ir::Value(uint8_t(rng()));
       default: {
+        if (pick(3) == 0) {  // near the bounds: results round
+          static const int64_t edge[][2] = {{2147483647, 1}, {-2147483647, 1}, {1, 2147483647}, {-1, 2147483646},
+                                            {2147483646, 2147483647}, {46341, 46340}, {1000003, 999983}};
+          auto& e = edge[pick(7)];
+          return ir::Value(ir::Rational(e[0], e[1]));
+        }
         int32_t d = 1 + pick(12);
         return ir::Value(ir::Rational(int32_t(pick(41)) - 20, d));
       }
@@ -125,7 +131,9 @@ struct Gen {
         break;
       }
       case Type::RATIONAL: {
-        vm::val::Rat r = vm::val::ratNorm(int64_t(rng() % 2001) - 1000, 1 + int64_t(rng() % 50));
+        vm::val::Rat r = pick(4) ? vm::val::ratNorm(int64_t(rng() % 2001) - 1000, 1 + int64_t(rng() % 50))
+                                 : vm::val::ratNorm(int64_t(rng() % 4294967295ull) - 2147483647,
+                                                    1 + int64_t(rng() % 2147483647));  // anywhere in range
         memcpy(d, &r, 8);
         break;
       }
