@@ -3,6 +3,8 @@
 #include <toml++/toml.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,7 +17,8 @@ namespace {
 void apply(Config& c, const toml::table& t) {
   if (auto v = t["storage"]["dir"].value<std::string>()) c.storageDir = *v;
   auto intKey = [&](const char* sect, const char* key, int& out, int lo, int def) {
-    if (auto v = t[sect][key].value<int64_t>()) out = *v >= lo ? int(*v) : def;
+    // Above 2^31-1 the largest int (a cast wrapped 4294967296 to 0, or negative).
+    if (auto v = t[sect][key].value<int64_t>()) out = *v >= lo ? int(std::min<int64_t>(*v, INT32_MAX)) : def;
   };
   intKey("ipc", "queue_buffer_seconds", c.queueBufferSeconds, 1, 10);
   intKey("ipc", "min_queue_elements", c.minQueueElements, 1, 100);

@@ -179,7 +179,7 @@ class Session {
   }
 
   ipc::Client& client() { return *c_; }
-  static int replyMs() { return gConfig.clientResponseMaxFails * 10; }
+  static int replyMs() { return int(std::min<int64_t>(int64_t(gConfig.clientResponseMaxFails) * 10, INT32_MAX)); }
 
  private:
   const Options& o_;
