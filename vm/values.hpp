@@ -118,12 +118,57 @@ inline void nearest(u128 a, u128 b, uint64_t lim, uint64_t& P, uint64_t& Q) {
   }
 }
 
+// nearest() for a and b below 2^64 (every binary operation): 64-bit steps and
+// 128-bit distances. `exact` tells whether the expansion ended inside the
+// bounds (the value itself, reduced: convergents are in lowest terms).
+inline void nearest64(uint64_t a, uint64_t b, uint64_t lim, uint64_t& P, uint64_t& Q, bool& exact) {
+  const uint64_t A = a, Bd = b;
+  uint64_t p0 = 0, q0 = 1, p1 = 1, q1 = 0;
+  exact = false;
+  for (;;) {
+    uint64_t t = a / b, r = a - t * b;
+    // One division a step: the bound test multiplies in 128 bits instead.
+    bool over = u128(t) * p1 + p0 > lim || u128(t) * q1 + q0 > lim;
+    if (!over) {
+      uint64_t p2 = t * p1 + p0, q2 = t * q1 + q0;
+      p0 = p1, q0 = q1, p1 = p2, q1 = q2;
+      if (r == 0) {
+        P = p1, Q = q1, exact = true;
+        return;
+      }
+      a = b;
+      b = r;
+      continue;
+    }
+    P = p1, Q = q1;
+    uint64_t tp = p1 ? (lim - p0) / p1 : ~uint64_t(0), tq = q1 ? (lim - q0) / q1 : ~uint64_t(0);
+    uint64_t ts = tp < tq ? tp : tq;
+    if (ts == 0) return;
+    uint64_t sp = ts * p1 + p0, sq = ts * q1 + q0;
+    // |A q - B p| < 2^95 and times a denominator < 2^126: 128 bits suffice
+    u128 dConv = absDiff(u128(A) * q1, u128(Bd) * p1) * sq, dSemi = absDiff(u128(A) * sq, u128(Bd) * sp) * q1;
+    if (dSemi < dConv || (dSemi == dConv && sq < q1)) P = sp, Q = sq;
+    return;
+  }
+}
+
 }  // namespace detail
 
 // The RATIONAL nearest to (neg ? -1 : 1) * a / b, b > 0, a and b below 2^96;
 // `lim` is the bound of both parts (2^31-1; smaller in tests of the method).
 inline Rat ratFromParts(bool neg, u128 a, u128 b, uint64_t lim = uint64_t(kRatMax)) {
   if (a == 0) return {0, 1};
+  if ((a >> 64) == 0 && (b >> 64) == 0 && (a > lim || b > lim)) {
+    // Large parts: the continued fraction finds the reduced value when it fits
+    // and the nearest one when it does not, with no gcd of the big numbers.
+    uint64_t P, Q;
+    bool exact;
+    if (a >= u128(lim) * b) P = lim, Q = 1, exact = a == u128(lim) * b;
+    else detail::nearest64(uint64_t(a), uint64_t(b), lim, P, Q, exact);
+    if (!exact) ++ratRounded();
+    if (P == 0) return {0, 1};
+    return {neg ? -int32_t(P) : int32_t(P), int32_t(Q)};
+  }
   u128 g = detail::gcd128(a, b);
   if (g > 1) a /= g, b /= g;
   uint64_t P, Q;
