@@ -919,3 +919,21 @@ TEST_CASE("live engine: xqry -t shows how many RATIONAL results a stream had to 
   // A stream whose results are all exact shows no such line.
   CHECK_THAT(e.xqry("-t a0").out, !Catch::Contains("rounded:"));
 }
+
+TEST_CASE("live engine: an ad hoc FROM that reaches one source by two paths keeps each operand's fields",
+          "[ipc][live][two-paths]") {
+  LiveEngine e;
+  REQUIRE(e.xqry("-a \"SELECT * STREAM both FROM (c > 1) + c\"").rc == 0);
+  for (int i = 0; i < 200 && slurp(e.dir / "both").size() < 5 * 8; ++i) std::this_thread::sleep_for(25ms);
+  REQUIRE(e.xqry("-k").rc == 0);
+  REQUIRE(waitExit(e.pid, 10s) == 0);
+  e.pid = -1;
+  const std::string b = slurp(e.dir / "both");
+  REQUIRE(b.size() >= 5 * 8);
+  std::vector<int32_t> v(b.size() / 4);
+  memcpy(v.data(), b.data(), v.size() * 4);
+  for (size_t r = 0; r + 1 < v.size(); r += 2) {
+    INFO("record " << r / 2);
+    CHECK(v[r + 1] == v[r] + 1);  // c one record later than c > 1
+  }
+}
