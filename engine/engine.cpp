@@ -25,6 +25,7 @@
 #include "engine/jit_worker.hpp"
 #include "jit/jit.hpp"
 #endif
+#include "engine/latency.hpp"
 #include "engine/memory.hpp"
 #include "engine/rules.hpp"
 #include "grammar/front.hpp"
@@ -888,6 +889,8 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   const auto anchor = std::chrono::steady_clock::now();
   int64_t slots = 0;
   std::vector<const std::string*> wrote;
+  LatencyHistogram lateness;  // clocked runs: deadline to the slot's last record
+  std::chrono::steady_clock::time_point deadline{};
   auto listening = [&] { return hooks.afterSlot && (!hooks.listening || hooks.listening()); };
   if (listening()) {  // the zero step: every source has its record 0
     for (auto* s : m.declared) wrote.push_back(&s->q->id);
@@ -907,7 +910,7 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     }
     m.now = t;
     if (!m.opt.noClock) {
-      auto deadline = anchor + std::chrono::nanoseconds(int64_t(__int128(t) * 1000000000 / m.ticksPerSecond));
+      deadline = anchor + std::chrono::nanoseconds(int64_t(__int128(t) * 1000000000 / m.ticksPerSecond));
       if (hooks.waitUntil) hooks.waitUntil(deadline);
       else std::this_thread::sleep_until(deadline);
       if (stop.load(std::memory_order_relaxed)) break;
@@ -960,12 +963,15 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
         if (m.tickDue[s->tickIndex]) wrote.push_back(&s->q->id);
       hooks.afterSlot(wrote);
     }
+    if (!m.opt.noClock)
+      lateness.add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - deadline).count());
     if (m.opt.untilEof && exhausted) break;
     if (m.opt.stopOnKey) {
       pollfd p{0, POLLIN, 0};
       if (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) break;
     }
   }
+  if (m.opt.verbose) lateness.print(stdout);
   return slots;
 }
 

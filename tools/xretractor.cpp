@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <thread>
 #include <csignal>
 #include <filesystem>
 #include <memory>
@@ -447,7 +448,11 @@ int runMode(int argc, char** argv) {
     slotHooks.waitUntil = [&](std::chrono::steady_clock::time_point deadline) {
       for (;;) {
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0 || gStop.load()) return;
+        if (gStop.load()) return;
+        if (left.count() <= 0) {  // under a millisecond to go: never start a slot early
+          std::this_thread::sleep_until(deadline);
+          return;
+        }
         server->poll(hooks, int(std::min<int64_t>(left.count(), 50)));
       }
     };

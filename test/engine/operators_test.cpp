@@ -236,3 +236,16 @@ TEST_CASE("the flow graph is dropped when the plain loop is as fast (no core spi
     CHECK(r[i][0] == 2 * (int32_t(i) + 1));
   }
 }
+
+TEST_CASE("-v on a clocked run prints how late the slots finished (p50, p99, p99.9, max)", "[engine][latency]") {
+  testing::RunDir d;
+  d.write("a.txt", testing::sequence(1, 100));
+  const std::string q = "STORAGE '.'\nDECLARE x INTEGER STREAM a, 1/200 TEXTFILE 'a.txt'\nSELECT a[0] + 1 STREAM p FROM a\n";
+  REQUIRE(d.run(q, "-m 40 -k -v") == 0);
+  const std::string out = d.read("run.out");
+  CHECK_THAT(out, Catch::Contains("slot lateness over 39 clocked slots") && Catch::Contains("p99.9") &&
+                      Catch::Contains("max"));
+  // Offline runs have no deadlines: no such line.
+  REQUIRE(d.run(q, "--no-clock -m 40 -k -v") == 0);
+  CHECK_THAT(d.read("run.out"), !Catch::Contains("slot lateness"));
+}
