@@ -237,15 +237,44 @@ Args getArgs(const Program& p) {
   return a;
 }
 
+size_t Plan::lookup(const std::string& id) const {
+  const size_t n = queries.size();
+  auto scan = [&] {
+    for (size_t i = 0; i < n; ++i)
+      if (queries[i].id == id) return i;
+    return n;
+  };
+  std::lock_guard<std::mutex> g(index_.m);
+  auto rebuild = [&] {
+    index_.first.clear();
+    index_.dups.clear();
+    index_.first.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      if (!index_.first.emplace(queries[i].id, i).second) index_.dups.emplace(queries[i].id, 0);
+    index_.data = queries.data();
+    index_.size = n;
+    index_.built = true;
+  };
+  if (!index_.built || index_.data != queries.data() || index_.size != n) rebuild();
+  if (index_.dups.count(id)) return scan();  // the first of several, whatever the order now
+  auto it = index_.first.find(id);
+  if (it != index_.first.end() && it->second < n && queries[it->second].id == id) return it->second;
+  // Not where the index says (reordered, renamed in place): scan, and re-index if present.
+  size_t i = scan();
+  if (i < n) {
+    rebuild();
+    if (index_.dups.count(id)) return scan();
+  }
+  return i;
+}
+
 Query* Plan::find(const std::string& id) {
-  for (auto& q : queries)
-    if (q.id == id) return &q;
-  return nullptr;
+  size_t i = lookup(id);
+  return i < queries.size() ? &queries[i] : nullptr;
 }
 const Query* Plan::find(const std::string& id) const {
-  for (auto& q : queries)
-    if (q.id == id) return &q;
-  return nullptr;
+  size_t i = lookup(id);
+  return i < queries.size() ? &queries[i] : nullptr;
 }
 Query& Plan::get(const std::string& id) {
   if (id.empty()) throw FatalError("qTree::getQuery: query name is empty");

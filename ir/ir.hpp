@@ -6,10 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -177,10 +180,33 @@ struct Plan {
   std::set<std::string> frozenIds;  // ad hoc import: running streams no pass may rewrite or remove
   std::string sourceFile;  // for error messages
 
+  // Lookups by id return the first entry with that id. They go through an
+  // id -> position index that is rebuilt when `queries` changed (another
+  // buffer or size, or a hit that no longer matches); a miss is confirmed by
+  // a scan. Safe to call from several threads.
   Query* find(const std::string& id);
   const Query* find(const std::string& id) const;
   Query& get(const std::string& id);  // throws RefError when absent
   const Query& get(const std::string& id) const;
+
+ private:
+  struct IdIndex {
+    std::unordered_map<std::string, size_t> first;  // id -> position of its first entry
+    std::unordered_map<std::string, size_t> dups;   // ids held more than once (scanned)
+    const Query* data = nullptr;
+    size_t size = 0;
+    bool built = false;
+    std::mutex m;
+    IdIndex() = default;
+    IdIndex(const IdIndex&) {}  // a copy indexes its own vector
+    IdIndex& operator=(const IdIndex&) {
+      std::lock_guard<std::mutex> g(m);
+      built = false;
+      return *this;
+    }
+  };
+  mutable IdIndex index_;
+  size_t lookup(const std::string& id) const;  // position, or queries.size()
 };
 
 // Flat element count of a query's record (STRING fields count once).
