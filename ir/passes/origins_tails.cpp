@@ -39,10 +39,24 @@ int64_t first(M m, int64_t T, const Query& q) {
 
 const std::string& src(const Query& q, size_t i) { return std::get<std::string>(q.program[i].v); }
 
-int64_t originOf(const Plan& p, const Query& q, const std::map<std::string, int64_t>& O) {
+// Values already computed, by plan position, and flat widths once needed.
+struct Values {
+  const Plan& p;
+  std::vector<int64_t> v;
+  mutable std::vector<int> width;
+  size_t posOf(const Query& q) const { return size_t(&q - p.queries.data()); }
+  int64_t at(const Query& q) const { return v[posOf(q)]; }
+  int flat(const Query& q) const {
+    int& w = width[posOf(q)];
+    if (w < 0) w = flatWidth(q);
+    return w;
+  }
+};
+
+int64_t originOf(const Plan& p, const Query& q, const Values& O) {
   const Token& op = q.program.back();
   const Query& s1 = p.get(src(q, 0));
-  int64_t o1 = O.at(s1.id);
+  int64_t o1 = O.at(s1);
   const R d = q.interval, d1 = s1.interval;
   if (q.program.size() == 1) return o1;
   switch (op.op) {
@@ -53,7 +67,7 @@ int64_t originOf(const Plan& p, const Query& q, const std::map<std::string, int6
     case Op::STREAM_TIMEMOVE: return o1 + std::get<int32_t>(op.v);
     case Op::STREAM_AGSE: {
       auto [k, w] = std::get<std::pair<int32_t, int32_t>>(op.v);
-      return ceilOf(R(o1 * flatWidth(s1) + std::abs(w) - 1, k));
+      return ceilOf(R(o1 * O.flat(s1) + std::abs(w) - 1, k));
     }
     case Op::STREAM_SUBTRACT: return first([&](int64_t n) { return mapSub(d1, d, n); }, o1, q);
     case Op::STREAM_DEHASH_DIV: {
@@ -66,13 +80,13 @@ int64_t originOf(const Plan& p, const Query& q, const std::map<std::string, int6
     }
     case Op::STREAM_ADD: {
       const Query& s2 = p.get(src(q, 1));
-      int64_t o2 = O.at(s2.id);
+      int64_t o2 = O.at(s2);
       return std::max(first([&](int64_t n) { return mapAdd(d, d1, n); }, o1, q),
                       first([&](int64_t n) { return mapAdd(d, s2.interval, n); }, o2, q));
     }
     case Op::STREAM_HASH: {
       const Query& s2 = p.get(src(q, 1));
-      int64_t o2 = O.at(s2.id);
+      int64_t o2 = O.at(s2);
       R z = s2.interval / (d1 + s2.interval);
       return std::max(first([&](int64_t n) { return truncOf(z * R(n)); }, o1, q),
                       first([&](int64_t n) { return n - truncOf(z * R(n)); }, o2, q));
@@ -92,6 +106,34 @@ int64_t hashTail(const R& dA, int64_t wA, const R& dB, int64_t wB, const R& dC) 
   }
   R z = dB / (dA + dB);
   int64_t best = 0;
+  // The loop below in integers, when no product can leave 62 bits (so the
+  // rational version could not have overflowed either): the same values.
+  {
+    const R rA = dA / dC, rB = dB / dC;
+    const __int128 lim = __int128(1) << 62;
+    const __int128 xmax = __int128(period) + std::max(wA, wB) + 2;
+    auto fits = [&](__int128 a, __int128 b) { return a >= 0 && b >= 0 && (b == 0 || a <= lim / b); };
+    if (z.num > 0 && fits(z.num, period + 1) && fits(xmax, rA.num) && fits(xmax, rB.num) && rA.num > 0 &&
+        rB.num > 0 && fits(rA.num, rA.den) && fits(rB.num, rB.den) && wA >= 0 && wB >= 0) {
+      const int64_t zn = z.num, zd = z.den;
+      for (int64_t i = 0; i < period; ++i) {
+        int64_t a = zn * i / zd, b = zn * (i + 1) / zd;
+        int64_t x;
+        const R* r;
+        if (a == b) {
+          x = i - a + 1 + wB;
+          r = &rB;
+        } else {
+          x = a + 1 + wA;
+          r = &rA;
+        }
+        // ceil(x * r) for x >= 1, r > 0
+        int64_t c = int64_t((__int128(x) * r->num + r->den - 1) / r->den);
+        best = std::max(best, c - 1 - i);
+      }
+      return best;
+    }
+  }
   for (int64_t i = 0; i < period; ++i) {
     int64_t a = truncOf(z * R(i)), b = truncOf(z * R(i + 1));
     int64_t j, ws;
@@ -111,10 +153,10 @@ int64_t hashTail(const R& dA, int64_t wA, const R& dB, int64_t wB, const R& dC) 
   return best;
 }
 
-int64_t tailOf(const Plan& p, const Query& q, const std::map<std::string, int64_t>& W) {
+int64_t tailOf(const Plan& p, const Query& q, const Values& W) {
   const Token& op = q.program.back();
   const Query& s1 = p.get(src(q, 0));
-  int64_t w1 = W.at(s1.id);
+  int64_t w1 = W.at(s1);
   const R d = q.interval, d1 = s1.interval;
   if (q.program.size() == 1) return w1;
   switch (op.op) {
@@ -125,12 +167,12 @@ int64_t tailOf(const Plan& p, const Query& q, const std::map<std::string, int64_
     case Op::STREAM_TIMEMOVE: return std::max<int64_t>(0, w1 - std::get<int32_t>(op.v));
     case Op::STREAM_ADD: {
       const Query& s2 = p.get(src(q, 1));
-      int64_t w2 = W.at(s2.id);
+      int64_t w2 = W.at(s2);
       return std::max(ceilOf(R(1 + w1) * d1 / d) - 1, ceilOf(R(1 + w2) * s2.interval / d) - 1);
     }
     case Op::STREAM_HASH: {
       const Query& s2 = p.get(src(q, 1));
-      return hashTail(d1, w1, s2.interval, W.at(s2.id), d);
+      return hashTail(d1, w1, s2.interval, W.at(s2), d);
     }
     case Op::STREAM_SUBTRACT: {
       R rho = d / d1;
@@ -150,37 +192,80 @@ int64_t tailOf(const Plan& p, const Query& q, const std::map<std::string, int64_
     case Op::STREAM_AGSE: {
       auto [k, w] = std::get<std::pair<int32_t, int32_t>>(op.v);
       (void)w;
-      return ceilOf(R((1 + w1) * flatWidth(s1), k)) - 1;
+      return ceilOf(R((1 + w1) * W.flat(s1), k)) - 1;
     }
     default: throw FatalError(std::string("compiler::computeStartupLatency: unsupported operator ") + opName(op.op));
   }
 }
 
+// The reference sweeps the plan in order until nothing changes, computing a
+// stream once all its FROM operands have values. The same evaluation order,
+// without the repeated sweeps: a stream is computed in the sweep after the
+// last of its operands (the same sweep when that operand comes before it), in
+// plan order within a sweep. So the first error is the one the sweeps meet.
 template <class F>
-std::map<std::string, int64_t> sweep(const Plan& p, F f, const char* what) {
-  std::map<std::string, int64_t> val;
-  for (auto& q : p.queries)
-    if (q.program.empty()) val[q.id] = 0;
-  for (bool progress = true; progress;) {
-    progress = false;
-    for (auto& q : p.queries) {
-      if (val.count(q.id)) continue;
-      bool ready = true;
-      for (auto& d : q.dependencies())
-        if (!val.count(d)) ready = false;
-      if (!ready) continue;
-      int64_t v = f(q, val);
-      if (v > INT32_MAX || v < 0)
-        throw CompileError(std::string(what == std::string("computeLogicalOrigin") ? "origin" : "tail") + " of stream '" +
-                               q.id + "' is out of range",
-                           q.loc);
-      val[q.id] = v;
-      progress = true;
+std::vector<int64_t> sweep(const Plan& p, F f, const char* what) {
+  const size_t n = p.queries.size();
+  Values val{p, std::vector<int64_t>(n, 0), std::vector<int>(n, -1)};
+  constexpr int64_t kNever = -1, kPending = -2, kVisiting = -3;
+  std::vector<int64_t> round(n, kPending);  // sweep of each stream; 0 = has a value from the start
+  std::vector<std::vector<int64_t>> deps(n);  // operand positions, -1 = no such stream
+  for (size_t i = 0; i < n; ++i) {
+    const Query& q = p.queries[i];
+    if (q.program.empty()) {
+      round[i] = 0;
+      continue;
+    }
+    for (auto& d : q.dependencies()) {
+      const Query* dq = p.find(d);
+      deps[i].push_back(dq ? dq - p.queries.data() : -1);
     }
   }
-  for (auto& q : p.queries)
-    if (!val.count(q.id)) throw FatalError(std::string("compiler::") + what + ": unresolved for '" + q.id + "'");
-  return val;
+  // Rounds in dependency order (iterative depth-first search).
+  std::vector<std::pair<size_t, size_t>> stack;
+  for (size_t r = 0; r < n; ++r) {
+    if (round[r] != kPending) continue;
+    stack.push_back({r, 0});
+    round[r] = kVisiting;
+    while (!stack.empty()) {
+      auto& [v, i] = stack.back();
+      if (i < deps[v].size()) {
+        int64_t u = deps[v][i++];
+        if (u >= 0 && round[size_t(u)] == kPending) {
+          round[size_t(u)] = kVisiting;
+          stack.push_back({size_t(u), 0});
+        }
+        continue;
+      }
+      int64_t s = 1;
+      for (int64_t u : deps[v]) {
+        // No stream, a stream on a cycle or one that never gets a value: never ready.
+        if (u < 0 || u == int64_t(v) || round[size_t(u)] == kNever || round[size_t(u)] == kVisiting) {
+          s = kNever;
+          break;
+        }
+        s = std::max(s, round[size_t(u)] + (size_t(u) > v && !p.queries[size_t(u)].program.empty() ? 1 : 0));
+      }
+      round[v] = s;
+      stack.pop_back();
+    }
+  }
+  std::vector<size_t> order;
+  for (size_t i = 0; i < n; ++i)
+    if (round[i] > 0) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return round[a] < round[b]; });
+  for (size_t i : order) {
+    const Query& q = p.queries[i];
+    int64_t v = f(q, val);
+    if (v > INT32_MAX || v < 0)
+      throw CompileError(std::string(what == std::string("computeLogicalOrigin") ? "origin" : "tail") + " of stream '" +
+                             q.id + "' is out of range",
+                         q.loc);
+    val.v[i] = v;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (round[i] < 0) throw FatalError(std::string("compiler::") + what + ": unresolved for '" + p.queries[i].id + "'");
+  return std::move(val.v);
 }
 
 int toInt(int64_t v, const Query& q, const char* what) {
@@ -191,13 +276,13 @@ int toInt(int64_t v, const Query& q, const char* what) {
 }  // namespace
 
 void computeLogicalOrigins(Plan& p) {
-  auto O = sweep(p, [&](const Query& q, const auto& m) { return originOf(p, q, m); }, "computeLogicalOrigin");
-  for (auto& q : p.queries) q.origin = toInt(O[q.id], q, "origin");
+  auto O = sweep(p, [&](const Query& q, const Values& m) { return originOf(p, q, m); }, "computeLogicalOrigin");
+  for (size_t i = 0; i < p.queries.size(); ++i) p.queries[i].origin = toInt(O[i], p.queries[i], "origin");
 }
 
 void computeStartupLatencies(Plan& p) {
-  auto W = sweep(p, [&](const Query& q, const auto& m) { return tailOf(p, q, m); }, "computeStartupLatency");
-  for (auto& q : p.queries) q.tail = toInt(W[q.id], q, "tail");
+  auto W = sweep(p, [&](const Query& q, const Values& m) { return tailOf(p, q, m); }, "computeStartupLatency");
+  for (size_t i = 0; i < p.queries.size(); ++i) p.queries[i].tail = toInt(W[i], p.queries[i], "tail");
 }
 
 }  // namespace ir::passes
