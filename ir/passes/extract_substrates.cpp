@@ -11,6 +11,20 @@ namespace {
 
 bool isOperator(Op op) { return op != Op::PUSH_STREAM && op != Op::PUSH_VAL; }
 
+// The operators Query::isReductionRequired() counts.
+bool isStreamOperator(Op op) {
+  switch (op) {
+    case Op::STREAM_HASH:
+    case Op::STREAM_DEHASH_DIV:
+    case Op::STREAM_DEHASH_MOD:
+    case Op::STREAM_ADD:
+    case Op::STREAM_SUBTRACT:
+    case Op::STREAM_TIMEMOVE:
+    case Op::STREAM_AGSE: return true;
+    default: return false;
+  }
+}
+
 int operandCount(Op op) {
   switch (op) {
     case Op::STREAM_HASH:
@@ -99,23 +113,39 @@ void extractIntermediateStreams(Plan& p) {
     profile = s->filename;
     for (auto& c : profile) c = char(toupper((unsigned char)c));
   }
-  for (size_t i = 0; i < p.queries.size(); ++i) {
-    while (p.queries[i].isReductionRequired()) {
-      Query& q = p.queries[i];
-      size_t at = 0;
-      while (at < q.program.size() && !isOperator(q.program[at].op)) ++at;
-      if (at == q.program.size())
-        throw FatalError("compiler::extractIntermediateStreams: query '" + q.id +
-                         "' requires reduction but no operator was extracted");
-      int argc = operandCount(q.program[at].op);
-      if (int(at) < argc)
-        throw FatalError(std::string("compiler::extractIntermediateStreams: operator '") + opName(q.program[at].op) +
-                         "' in query '" + q.id + "' has " + std::to_string(at) + " preceding tokens, needs " +
+  // Innermost-leftmost first: the first operator token of the program is cut
+  // out with its operands and replaced by the new stream's name, until one
+  // stream operator is left. Done in one pass over the program: the tokens
+  // before the next operator are always the ones already processed.
+  const size_t userCount = p.queries.size();
+  for (size_t i = 0; i < userCount; ++i) {
+    if (!p.queries[i].isReductionRequired()) continue;
+    Program prog = std::move(p.queries[i].program);
+    int operators = 0;  // stream operators still in the program
+    for (auto& t : prog)
+      if (isStreamOperator(t.op)) ++operators;
+    Program done;  // the processed prefix
+    done.reserve(prog.size());
+    size_t at = 0;
+    for (; at < prog.size() && operators > 1; ++at) {
+      Token& t = prog[at];
+      if (!isOperator(t.op)) {
+        done.push_back(std::move(t));
+        continue;
+      }
+      const Query& q = p.queries[i];
+      int argc = operandCount(t.op);
+      if (int(done.size()) < argc)
+        throw FatalError(std::string("compiler::extractIntermediateStreams: operator '") + opName(t.op) +
+                         "' in query '" + q.id + "' has " + std::to_string(done.size()) + " preceding tokens, needs " +
                          std::to_string(argc));
-      Program seg(q.program.begin() + long(at) - argc, q.program.begin() + long(at) + 1);
+      if (isStreamOperator(t.op)) --operators;
+      Program seg(std::make_move_iterator(done.end() - argc), std::make_move_iterator(done.end()));
+      done.resize(done.size() - size_t(argc));
+      seg.push_back(std::move(t));
       Query sub;
       sub.id = substrateName(seg);
-      sub.program = seg;
+      sub.program = std::move(seg);
       Field star;
       star.name = "*";
       star.rlen = 1;
@@ -126,10 +156,14 @@ void extractIntermediateStreams(Plan& p) {
       sub.policyCapacity = 1;
       sub.isSubstrat = true;
       sub.loc = q.loc;
-      q.program.erase(q.program.begin() + long(at) - argc, q.program.begin() + long(at) + 1);
-      q.program.insert(q.program.begin() + long(at) - argc, Token(Op::PUSH_STREAM, sub.id));
-      p.queries.push_back(std::move(sub));  // invalidates q; visited later by this loop
+      done.push_back(Token(Op::PUSH_STREAM, sub.id));
+      p.queries.push_back(std::move(sub));
     }
+    if (operators > 1)
+      throw FatalError("compiler::extractIntermediateStreams: query '" + p.queries[i].id +
+                       "' requires reduction but no operator was extracted");
+    for (; at < prog.size(); ++at) done.push_back(std::move(prog[at]));
+    p.queries[i].program = std::move(done);
   }
 }
 
