@@ -16,6 +16,20 @@ int64_t floorDiv(int64_t a, int64_t b) {
 }
 }  // namespace
 
+// max(0, newest - oldest) over n in [origin, origin + F/gcd(F, k)), with
+//   newest = floor((n + 1 + Wq)·k / F) - Ws - 1,  oldest = floor((n·k - |w| + 1) / F).
+// Over one period n·k mod F takes every multiple of g = gcd(F, k) once, and
+// newest - oldest = floor((m + D) / F) - Ws - 1 with m = (n·k + 1 - |w|) mod F
+// and D = (1 + Wq)·k + |w| - 1, so the largest m ≡ 1 - |w| (mod g) decides.
+int64_t windowDemand(int64_t F, int64_t k, int64_t w, int64_t origin, int64_t Wq, int64_t Ws) {
+  (void)origin;  // a whole period is scanned wherever it starts
+  if (F <= 0 || k <= 0) return 0;
+  const int64_t g = std::gcd(F, k);
+  const int64_t c2 = 1 - std::abs(w), D = (1 + Wq) * k - c2;
+  const int64_t mmax = F - g + ((c2 % g) + g) % g;
+  return std::max<int64_t>(0, floorDiv(mmax + D, F) - Ws - 1);
+}
+
 void computeRequiredCapacities(Plan& p) {
   auto& cap = p.maxCapacity;
   cap.clear();
@@ -39,15 +53,7 @@ void computeRequiredCapacities(Plan& p) {
       case Op::STREAM_TIMEMOVE: demand(s1.id, Wq - Ws + std::get<int32_t>(a.op.v) + 1 + (decl1 ? 2 : 0)); break;
       case Op::STREAM_AGSE: {
         auto [k, w] = std::get<std::pair<int32_t, int32_t>>(a.op.v);
-        int64_t F = flatWidth(s1);
-        int64_t period = F / std::gcd(F, int64_t(k));
-        int64_t best = 0;
-        for (int64_t n = q.origin; n < q.origin + period; ++n) {
-          int64_t newest = floorDiv((n + 1 + Wq) * k, F) - Ws - 1;
-          int64_t oldest = floorDiv(n * k - std::abs(w) + 1, F);
-          best = std::max(best, newest - oldest);
-        }
-        demand(s1.id, best + (decl1 ? 2 : 1));
+        demand(s1.id, windowDemand(flatWidth(s1), k, w, q.origin, Wq, Ws) + (decl1 ? 2 : 1));
         break;
       }
       case Op::STREAM_HASH: {

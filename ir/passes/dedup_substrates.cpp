@@ -2,6 +2,8 @@
 // interval, FROM program and schema shape) is removed and its consumers
 // read the survivor. Repeats to a fixed point, so absorption cascades.
 #include <algorithm>
+#include <set>
+#include <unordered_map>
 
 #include "passes.hpp"
 
@@ -69,35 +71,118 @@ bool passesThrough(const Plan& p, const Query& q) {
   return true;
 }
 
-void replaceReferences(Plan& p, const std::string& from, const std::string& to) {
-  for (auto& q : p.queries) {
-    for (auto& t : q.program)
-      if (t.op == Op::PUSH_STREAM && std::get<std::string>(t.v) == from) t.v = to;
-    retarget(q, from, to);
+// Name a field or rule token refers to (PUSH_ID stream, or the stream of a
+// PUSH_ID2 "s[k]" text), or nullptr.
+const std::string* refName(const Token& t, std::string& buf) {
+  if (t.op == Op::PUSH_ID) return &std::get<IdxPair>(t.v).first;
+  if (t.op != Op::PUSH_ID2) return nullptr;
+  const std::string* text = nullptr;
+  if (auto* pr = std::get_if<IdxPair>(&t.v)) text = &pr->first;
+  else if (auto* str = std::get_if<std::string>(&t.v)) text = str;
+  if (!text) return nullptr;
+  auto br = text->find('[');
+  if (br == std::string::npos) return nullptr;
+  buf = text->substr(0, br);
+  return &buf;
+}
+
+size_t hashKey(const Query& q) {
+  size_t h = std::hash<int64_t>()(q.interval.num) * 31 + std::hash<int64_t>()(q.interval.den);
+  for (auto& t : q.program) {
+    h = h * 1000003 + size_t(t.op);
+    h = h * 1000003 + std::hash<std::string>()(textForm(t.v)) + t.v.index();
   }
+  return h;
 }
 
 }  // namespace
 
+// The reference scans the plan for the first substrate (in plan order) that
+// equals another stream, merges it into the first such stream, and starts
+// over until a scan finds nothing. The same merges, in the same order: the
+// streams are bucketed by (interval, FROM program), and after a merge only
+// the substrates whose answer can have changed are asked again (the streams
+// whose program or fields now name the survivor, and the substrates sharing
+// a bucket with those). Merged substrates are dropped at the end.
 bool deduplicateSubstrates(Plan& p) {
+  const size_t n = p.queries.size();
+  std::vector<char> dead(n, 0);
+  std::unordered_map<size_t, std::set<size_t>> buckets;  // key hash -> positions
+  std::vector<size_t> keyOf(n);
+  std::unordered_map<std::string, std::set<size_t>> refsTo;  // name -> positions naming it
+  auto noteRefs = [&](size_t i) {
+    const Query& q = p.queries[i];
+    std::string buf;
+    for (auto& t : q.program)
+      if (t.op == Op::PUSH_STREAM) refsTo[std::get<std::string>(t.v)].insert(i);
+    auto prog = [&](const Program& pr) {
+      for (auto& t : pr)
+        if (const std::string* s = refName(t, buf)) refsTo[*s].insert(i);
+    };
+    for (auto& f : q.schema) prog(f.program);
+    for (auto& r : q.rules) prog(r.condition);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    keyOf[i] = hashKey(p.queries[i]);
+    buckets[keyOf[i]].insert(i);
+    noteRefs(i);
+  }
+  std::set<size_t> dirty;  // substrates to ask (again)
+  auto markBucket = [&](size_t key) {
+    for (size_t j : buckets[key])
+      if (p.queries[j].isSubstrat) dirty.insert(j);
+  };
+  for (size_t i = 0; i < n; ++i)
+    if (p.queries[i].isSubstrat) dirty.insert(i);
   bool any = false;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t a = 0; a < p.queries.size() && !changed; ++a) {
-      const Query& it = p.queries[a];
-      if (!it.isSubstrat || p.frozenIds.count(it.id)) continue;  // a running stream is never removed
-      for (size_t b = 0; b < p.queries.size(); ++b) {
-        if (a == b) continue;
-        const Query& it2 = p.queries[b];
-        if (it2.interval != it.interval || it2.program != it.program || !sameFieldShapes(it, it2)) continue;
-        if (!it2.isSubstrat && !passesThrough(p, it2)) continue;
-        const std::string from = it.id, to = it2.id;
-        p.queries.erase(p.queries.begin() + long(a));
-        replaceReferences(p, from, to);
-        changed = any = true;
-        break;
-      }
+  while (!dirty.empty()) {
+    const size_t a = *dirty.begin();
+    dirty.erase(dirty.begin());
+    if (dead[a]) continue;
+    const Query& it = p.queries[a];
+    if (!it.isSubstrat || p.frozenIds.count(it.id)) continue;  // a running stream is never removed
+    size_t match = n;
+    for (size_t b : buckets[keyOf[a]]) {
+      if (b == a || dead[b]) continue;
+      const Query& it2 = p.queries[b];
+      if (it2.interval != it.interval || it2.program != it.program || !sameFieldShapes(it, it2)) continue;
+      if (!it2.isSubstrat && !passesThrough(p, it2)) continue;
+      match = b;
+      break;
     }
+    if (match == n) continue;
+    const std::string from = it.id, to = p.queries[match].id;
+    dead[a] = 1;
+    buckets[keyOf[a]].erase(a);
+    std::set<size_t> users = std::move(refsTo[from]);
+    refsTo.erase(from);
+    for (size_t c : users) {
+      if (dead[c]) continue;
+      Query& q = p.queries[c];
+      bool programChanged = false;
+      for (auto& t : q.program)
+        if (t.op == Op::PUSH_STREAM && std::get<std::string>(t.v) == from) {
+          t.v = to;
+          programChanged = true;
+        }
+      retarget(q, from, to);
+      refsTo[to].insert(c);
+      if (programChanged) {
+        buckets[keyOf[c]].erase(c);
+        keyOf[c] = hashKey(q);
+        buckets[keyOf[c]].insert(c);
+      }
+      if (q.isSubstrat) dirty.insert(c);
+      markBucket(keyOf[c]);  // c may now be (or pass through as) the partner of a substrate there
+    }
+    any = true;
+  }
+  if (any) {
+    std::vector<Query> kept;
+    kept.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      if (!dead[i]) kept.push_back(std::move(p.queries[i]));
+    p.queries = std::move(kept);
   }
   return any;
 }

@@ -85,10 +85,15 @@ bool factorMatchedHashTimeMoves(Plan& p) {
           q.program[1].op != Op::PUSH_STREAM)
         continue;
       const std::string L = std::get<std::string>(q.program[0].v), R = std::get<std::string>(q.program[1].v);
-      if (L == R || countId(p, L) != 1 || countId(p, R) != 1) continue;
+      if (L == R) continue;
+      // The cheap tests first; counting entries scans the plan.
+      const Query* lq = p.find(L);
+      const Query* rq = p.find(R);
+      if (!lq || !rq) continue;  // (a count of 0)
       std::string A, B;
       int i = 0, k = 0;
-      if (!shiftOf(p.get(L), A, i) || !shiftOf(p.get(R), B, k)) continue;
+      if (!shiftOf(*lq, A, i) || !shiftOf(*rq, B, k)) continue;
+      if (countId(p, L) != 1 || countId(p, R) != 1) continue;
       Rational dA = p.get(A).interval, dB = p.get(B).interval;
       if (dA.num <= 0 || dB.num <= 0 || !(dA * Rational(i) == dB * Rational(k))) continue;
       if (int64_t(i) + k > INT32_MAX) continue;

@@ -4,7 +4,9 @@
 // is still in interval order here (a consumer may precede its producer).
 #include <algorithm>
 #include <map>
+#include <set>
 
+#include "flat.hpp"
 #include "ir/functions.hpp"
 #include "passes.hpp"
 
@@ -32,32 +34,26 @@ enum class Outcome { RESOLVED, UNKNOWN };
 struct Inference {
   const Plan& p;
   const Query& q;
-  std::vector<Field> input;
-  SourceOffsets offsets;
-  mutable std::map<std::string, std::vector<Field>> flat;  // flattened schemas, built once per stream
+  FlatIndex& flat;
+  InputView input;
+  const SourceOffsets& offsets;
 
-  std::optional<Shape> slot(const std::vector<Field>& rec, int i) const {
-    if (i < 0 || i >= int(rec.size())) return std::nullopt;
-    const Field& f = rec[size_t(i)];
-    if (f.type > Type::STRING) return std::nullopt;
-    return Shape{f.type, f.rlen, f.type == Type::STRING ? f.rarray : 1};
+  static std::optional<Shape> shapeOf(const std::optional<Field>& f) {
+    if (!f || f->type > Type::STRING) return std::nullopt;
+    return Shape{f->type, f->rlen, f->type == Type::STRING ? f->rarray : 1};
   }
 
-  std::optional<Shape> read(const IdxPair& ref) const {
-    if (ref.first == q.id) return slot(input, ref.second);
+  std::optional<Shape> read(const IdxPair& ref) {
+    if (ref.first == q.id) return shapeOf(input.slot(ref.second));
     auto it = offsets.offset.find(ref.first);
-    if (it != offsets.offset.end()) return slot(input, it->second + ref.second);
-    auto cached = flat.find(ref.first);
-    if (cached == flat.end()) {
-      const Query* s = p.find(ref.first);
-      if (!s) return std::nullopt;
-      cached = flat.emplace(ref.first, flattenSchema(*s)).first;
-    }
-    return slot(cached->second, ref.second);
+    if (it != offsets.offset.end()) return shapeOf(input.slot(it->second + ref.second));
+    const Query* s = p.find(ref.first);
+    if (!s) return std::nullopt;
+    return shapeOf(flat.slot(*s, ref.second));
   }
 
   // nullopt = the program cannot be typed; the field keeps its current shape.
-  std::optional<Shape> run(const Program& prog) const {
+  std::optional<Shape> run(const Program& prog) {
     std::vector<Shape> st;
     auto pop = [&]() {
       Shape s = st.back();
@@ -184,28 +180,77 @@ struct Inference {
 
 }  // namespace
 
+// The reference runs sweeps over the plan in order (it is still in interval
+// order, so a consumer may come before its producer) until a sweep changes
+// nothing, at most |plan| + 1 sweeps. A stream's shapes depend only on its
+// operands and the streams its fields name, so only a stream one of those
+// changed for since it was last computed can change: the same sweeps, with
+// every other evaluation skipped (it would give the same shapes).
 void inferFieldShapes(Plan& p) {
-  for (size_t round = 0; round <= p.queries.size(); ++round) {
+  const size_t n = p.queries.size();
+  FlatIndex flat(p);
+  std::vector<SourceOffsets> offsets(n);
+  std::vector<std::vector<uint32_t>> consumers(n);
+  std::vector<char> active(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Query& q = p.queries[i];
+    if (q.isDirective() || q.program.empty()) continue;
+    active[i] = 1;
+    std::set<std::string> named;
+    for (auto& f : q.schema) referencedStreams(f.program, named);
+    offsets[i] = sourceOffsetsFor(flat, q, named);
+    std::set<const Query*> deps;
+    for (auto& t : q.program)
+      if (t.op == Op::PUSH_STREAM)
+        if (const Query* s = p.find(std::get<std::string>(t.v))) deps.insert(s);
+    for (auto& name : named)
+      if (name != q.id && !offsets[i].offset.count(name))
+        if (const Query* s = p.find(name)) deps.insert(s);
+    for (const Query* d : deps)
+      if (d != &q) consumers[size_t(d - p.queries.data())].push_back(uint32_t(i));
+  }
+  // Pending evaluations as (sweep, position), in the order the sweeps meet them.
+  std::set<std::pair<size_t, uint32_t>> pending;
+  std::vector<int64_t> due(n, -1);  // the sweep of a stream's pending evaluation
+  for (size_t i = 0; i < n; ++i)
+    if (active[i]) {
+      pending.insert({0, uint32_t(i)});
+      due[i] = 0;
+    }
+  std::vector<Shape> shapes;
+  while (!pending.empty()) {
+    auto [round, i] = *pending.begin();
+    pending.erase(pending.begin());
+    due[i] = -1;
+    if (round > n) break;  // the reference stops after |plan| + 1 sweeps
+    Query& q = p.queries[i];
+    Inference inf{p, q, flat, InputView(flat, q), offsets[i]};
+    shapes.clear();
+    for (auto& f : q.schema) {
+      auto s = inf.run(f.program);
+      shapes.push_back(s ? *s : Shape{f.type, f.rlen, f.rarray});
+    }
     bool changed = false;
-    for (auto& q : p.queries) {
-      if (q.isDirective() || q.program.empty()) continue;
-      Inference inf{p, q, inputRecord(p, q), sourceOffsets(p, q), {}};
-      std::vector<Shape> shapes;
-      for (auto& f : q.schema) {
-        auto s = inf.run(f.program);
-        shapes.push_back(s ? *s : Shape{f.type, f.rlen, f.rarray});
-      }
-      for (size_t i = 0; i < q.schema.size(); ++i) {
-        Field& f = q.schema[i];
-        if (f.type != shapes[i].type || f.rlen != shapes[i].rlen || f.rarray != shapes[i].rarray) {
-          f.type = shapes[i].type;
-          f.rlen = shapes[i].rlen;
-          f.rarray = shapes[i].rarray;
-          changed = true;
-        }
+    for (size_t k = 0; k < q.schema.size(); ++k) {
+      Field& f = q.schema[k];
+      if (f.type != shapes[k].type || f.rlen != shapes[k].rlen || f.rarray != shapes[k].rarray) {
+        f.type = shapes[k].type;
+        f.rlen = shapes[k].rlen;
+        f.rarray = shapes[k].rarray;
+        changed = true;
       }
     }
-    if (!changed) return;
+    if (!changed) continue;
+    flat.invalidate(q);
+    for (uint32_t c : consumers[i]) {
+      size_t when = c > i ? round : round + 1;  // later in this sweep, or in the next one
+      if (due[c] >= 0) {
+        if (size_t(due[c]) <= when) continue;
+        pending.erase({size_t(due[c]), c});
+      }
+      pending.insert({when, c});
+      due[c] = int64_t(when);
+    }
   }
 }
 

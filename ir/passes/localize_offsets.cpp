@@ -3,6 +3,7 @@
 // that rejects references to a constituent of an interleave.
 #include <algorithm>
 
+#include "flat.hpp"
 #include "passes.hpp"
 
 namespace ir::passes {
@@ -31,7 +32,8 @@ struct Reach {
   }
 };
 
-void collect(const Plan& p, const std::string& s, int base, bool viaHash, int d, Reach& r) {
+void collect(FlatIndex& flat, const std::string& s, int base, bool viaHash, int d, Reach& r) {
+  const Plan& p = flat.plan();
   const Query* q = p.find(s);
   if (!q || !q->isSubstrat) return;
   bool hash = false;
@@ -43,33 +45,67 @@ void collect(const Plan& p, const std::string& s, int base, bool viaHash, int d,
     const std::string& u = std::get<std::string>(t.v);
     int g = hash ? base : base + o;
     r.note(u, g, d, viaHash || hash);
-    collect(p, u, g, viaHash || hash, d + 1, r);
+    collect(flat, u, g, viaHash || hash, d + 1, r);
     if (!hash) {
-      if (const Query* uq = p.find(u)) o += flatWidth(*uq);
+      if (const Query* uq = p.find(u)) o += flat.width(*uq);
     }
   }
 }
 
+SourceOffsets offsetsOf(FlatIndex& flat, const Query& q, const std::set<std::string>* wanted) {
+  const Plan& p = flat.plan();
+  SourceOffsets out;
+  Reach r{out, {}};
+  std::vector<std::pair<std::string, int>> direct;
+  bool hash = false;
+  int o = 0;
+  for (auto& t : q.program) {
+    if (t.op == Op::PUSH_STREAM) {
+      const std::string& s = std::get<std::string>(t.v);
+      direct.emplace_back(s, o);
+      if (const Query* sq = p.find(s)) o += flat.width(*sq);
+    }
+    if (t.op == Op::STREAM_HASH) hash = true;
+  }
+  // Both operands of `s + s` are one record: the later position names it.
+  for (auto& [s, base] : direct) {
+    r.depth[s] = 0;
+    out.offset[s] = hash ? 0 : base;
+    if (hash) out.viaInterleave.insert(s);
+  }
+  // Entries of direct operands are final (a deeper path never wins): only a
+  // wanted name behind a substrate needs the walk.
+  if (wanted) {
+    bool all = true;
+    for (auto& n : *wanted)
+      if (n != q.id && !out.offset.count(n)) all = false;
+    if (all) return out;
+  }
+  for (auto& [s, base] : direct) collect(flat, s, hash ? 0 : base, hash, 1, r);
+  return out;
+}
+
 // Every element reference must name the stream itself or one of its FROM
 // operands (directly or behind a substrate), with an index inside its record.
-void checkReferences(const Plan& p) {
-  for (auto& q : p.queries) {
+void checkReferences(const Plan& p, FlatIndex& flat, const std::vector<SourceOffsets>& offsets) {
+  for (size_t qi = 0; qi < p.queries.size(); ++qi) {
+    const Query& q = p.queries[qi];
     if (q.program.empty()) continue;
-    SourceOffsets so = sourceOffsets(p, q);
-    const int ownWidth = int(inputRecord(p, q).size());
+    const SourceOffsets& so = offsets[qi];
+    const int ownWidth = InputView(flat, q).size();
     auto check = [&](const Program& prog, bool isRule) {
       for (auto& t : prog) {
         if (t.op != Op::PUSH_ID) continue;
         auto& [s, i] = std::get<IdxPair>(t.v);
         int width;
         if (s == q.id) {
-          width = isRule ? flatWidth(q) : ownWidth;
+          width = isRule ? flat.width(q) : ownWidth;
         } else if (so.offset.count(s)) {
           // Over a window or a reducer, the source's positions are those of the window / result.
           Op op = q.program.back().op;
           bool windowed = op == Op::STREAM_AGSE || op == Op::STREAM_AVG || op == Op::STREAM_MIN ||
                           op == Op::STREAM_MAX || op == Op::STREAM_SUM;
-          width = windowed ? ownWidth : flatWidth(p.get(s));
+          width = windowed ? ownWidth : flat.width(p.get(s));
         } else if (!p.find(s)) {
           throw CompileError("Stream '" + q.id + "' refers to unknown stream '" + s + "' in " + s + "[" +
                                  std::to_string(i) + "]",
@@ -92,27 +128,12 @@ void checkReferences(const Plan& p) {
 }  // namespace
 
 SourceOffsets sourceOffsets(const Plan& p, const Query& q) {
-  SourceOffsets out;
-  Reach r{out, {}};
-  std::vector<std::pair<std::string, int>> direct;
-  bool hash = false;
-  int o = 0;
-  for (auto& t : q.program) {
-    if (t.op == Op::PUSH_STREAM) {
-      const std::string& s = std::get<std::string>(t.v);
-      direct.emplace_back(s, o);
-      if (const Query* sq = p.find(s)) o += flatWidth(*sq);
-    }
-    if (t.op == Op::STREAM_HASH) hash = true;
-  }
-  // Both operands of `s + s` are one record: the later position names it.
-  for (auto& [s, base] : direct) {
-    r.depth[s] = 0;
-    out.offset[s] = hash ? 0 : base;
-    if (hash) out.viaInterleave.insert(s);
-  }
-  for (auto& [s, base] : direct) collect(p, s, hash ? 0 : base, hash, 1, r);
-  return out;
+  FlatIndex flat(p);
+  return offsetsOf(flat, q, nullptr);
+}
+
+SourceOffsets sourceOffsetsFor(FlatIndex& flat, const Query& q, const std::set<std::string>& wanted) {
+  return offsetsOf(flat, q, &wanted);
 }
 
 std::vector<Field> inputRecord(const Plan& p, const Query& q) {
@@ -145,10 +166,22 @@ std::vector<Field> inputRecord(const Plan& p, const Query& q) {
 }
 
 void localizeFieldOffsets(Plan& p) {
-  // Gate: a constituent of an interleave cannot be told apart after #.
-  for (auto& q : p.queries) {
+  FlatIndex flat(p);  // no pass here changes a schema's shapes
+  // The offsets of the names each stream refers to, once per stream.
+  std::vector<SourceOffsets> offsets(p.queries.size());
+  for (size_t qi = 0; qi < p.queries.size(); ++qi) {
+    const Query& q = p.queries[qi];
     if (q.program.empty()) continue;
-    SourceOffsets so = sourceOffsets(p, q);
+    std::set<std::string> wanted = q.userRefs;
+    for (auto& f : q.schema) referencedStreams(f.program, wanted);
+    for (auto& r : q.rules) referencedStreams(r.condition, wanted);
+    offsets[qi] = sourceOffsetsFor(flat, q, wanted);
+  }
+  // Gate: a constituent of an interleave cannot be told apart after #.
+  for (size_t qi = 0; qi < p.queries.size(); ++qi) {
+    const Query& q = p.queries[qi];
+    if (q.program.empty()) continue;
+    const SourceOffsets& so = offsets[qi];
     for (auto& n : q.userRefs) {
       if (n != q.id && so.ambiguous.count(n) && !so.viaInterleave.count(n))
         throw CompileError("Stream '" + q.id + "' refers to '" + n +
@@ -176,10 +209,11 @@ void localizeFieldOffsets(Plan& p) {
                          where);
     }
   }
-  if (p.options.strictReferences) checkReferences(p);
-  for (auto& q : p.queries) {
+  if (p.options.strictReferences) checkReferences(p, flat, offsets);
+  for (size_t qi = 0; qi < p.queries.size(); ++qi) {
+    Query& q = p.queries[qi];
     if (q.program.empty()) continue;
-    SourceOffsets so = sourceOffsets(p, q);
+    const SourceOffsets& so = offsets[qi];
     for (auto& f : q.schema)
       for (auto& t : f.program) {
         if (t.op != Op::PUSH_ID) continue;

@@ -73,6 +73,8 @@ void computeStartupLatencies(Plan& p);
 
 // capacities.cpp
 void computeRequiredCapacities(Plan& p);
+// Records a window k, w over a source of F elements needs (before the margin).
+int64_t windowDemand(int64_t F, int64_t k, int64_t w, int64_t origin, int64_t Wq, int64_t Ws);
 void applyCapacitiesToStreams(Plan& p);
 void checkHistoryBudget(const Plan& p);
 
@@ -80,7 +82,31 @@ void checkHistoryBudget(const Plan& p);
 void validateDirectives(const Plan& p);
 void validateConstraints(const Plan& p);
 void checkDuplicateNames(const Plan& p);
-void checkPlanLimits(const Plan& p);  // field <= 64 KiB, record <= 1 MiB, <= 2^18 elements
+// Per stream: field <= 64 KiB, record <= 1 MiB, <= 2^18 elements; the whole
+// plan: at most kMaxPlanElements elements and kMaxPlanTokens field tokens.
+void checkPlanLimits(const Plan& p);
+
+// Plan-size limits. Each is checked before the work it bounds, so an
+// oversized plan is refused at once, with the place of the statement.
+constexpr int64_t kMaxStreams = 8192;             // streams, the substrates of FROM expressions included
+constexpr int64_t kMaxExpressionTokens = 65536;   // tokens of one field, rule condition or FROM expression
+constexpr int64_t kMaxPlanElements = 1 << 19;     // flat elements of all stream records together
+constexpr int64_t kMaxPlanTokens = 1 << 22;       // tokens of all field programs and rule conditions together
+constexpr int64_t kMaxDepth = 1024;               // streams in a row from a declared stream (FROM chain)
+// Checked on the parsed statements, before any pass: stream count (with the
+// substrates extraction will add), expression sizes, total tokens.
+void checkPlanSize(const Plan& p);
+// After substrate extraction, before the interval sweeps (whose work grows
+// with the chain depth times the plan size): FROM chains at most kMaxDepth.
+void checkPlanDepth(const Plan& p);
+// Running totals while schemas are built (expand_wildcards.cpp).
+struct PlanBudget {
+  int64_t elements = 0;
+  int64_t tokens = 0;
+  static PlanBudget of(const Plan& p);  // what the plan holds now
+  // Adds a stream's new elements / tokens; throws a located CompileError past a limit.
+  void add(const Query& q, int64_t elements, int64_t tokens);
+};
 
 // eval.cpp — constant evaluation used by the simplifier (no input record).
 std::optional<Value> evalConstant(const Program& prog);

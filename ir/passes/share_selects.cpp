@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <unordered_map>
 
 #include "passes.hpp"
 
@@ -14,36 +15,77 @@ namespace {
 struct Fingerprinter {
   const Plan& p;
   std::set<std::string> visiting;
+  std::unordered_map<const Query*, bool> adds;  // memo of hasAdd() for substrates
 
-  std::string source(const std::string& id) {
-    const Query* q = p.find(id);
-    if (q && q->isSubstrat) return program(*q);
-    return "SOURCE{" + id + "}";
+  static bool isAdd(const Program& pr) {
+    return pr.size() == 3 && pr[0].op == Op::PUSH_STREAM && pr[1].op == Op::PUSH_STREAM && pr[2].op == Op::STREAM_ADD;
   }
 
-  std::string program(const Query& q) {
-    if (visiting.count(q.id)) return "CYCLE{" + q.id + "}";
+  // Whether program(q) will contain "ADD{": q or a substrate below it is a `+`.
+  bool hasAdd(const Query& q) {
+    if (isAdd(q.program)) return true;
+    auto it = adds.find(&q);
+    if (it != adds.end()) return it->second;
+    adds[&q] = false;  // a cycle prints CYCLE{...}, no ADD
+    bool any = false;
+    for (auto& t : q.program)
+      if (t.op == Op::PUSH_STREAM) {
+        const Query* s = p.find(std::get<std::string>(t.v));
+        if (s && s->isSubstrat && hasAdd(*s)) any = true;
+      }
+    adds[&q] = any;
+    return any;
+  }
+
+  void source(const std::string& id, std::string& out) {
+    const Query* q = p.find(id);
+    if (q && q->isSubstrat) return program(*q, out);
+    out += "SOURCE{";
+    out += id;
+    out += "}";
+  }
+
+  // Appends the fingerprint of q's FROM tree to out (one buffer, so a deep
+  // tree costs its length, not its length times its depth).
+  void program(const Query& q, std::string& out) {
+    if (visiting.count(q.id)) {
+      out += "CYCLE{" + q.id + "}";
+      return;
+    }
     visiting.insert(q.id);
-    std::string out;
     const Program& pr = q.program;
-    if (pr.size() == 3 && pr[0].op == Op::PUSH_STREAM && pr[1].op == Op::PUSH_STREAM && pr[2].op == Op::STREAM_ADD) {
-      std::string l = source(std::get<std::string>(pr[0].v)), r = source(std::get<std::string>(pr[1].v));
+    if (isAdd(pr)) {
+      std::string l, r;
+      source(std::get<std::string>(pr[0].v), l);
+      source(std::get<std::string>(pr[1].v), r);
       if (p.options.commutativeAdd && r < l) std::swap(l, r);
-      out = "ADD{" + l + "}{" + r + "}";
+      out += "ADD{";
+      out += l;
+      out += "}{";
+      out += r;
+      out += "}";
     } else {
-      out = "PROGRAM{";
-      for (auto& t : pr)
-        out += t.op == Op::PUSH_STREAM ? "STREAM{" + source(std::get<std::string>(t.v)) + "}" : "TOKEN{" + t.print() + "}";
+      out += "PROGRAM{";
+      for (auto& t : pr) {
+        if (t.op == Op::PUSH_STREAM) {
+          out += "STREAM{";
+          source(std::get<std::string>(t.v), out);
+          out += "}";
+        } else {
+          out += "TOKEN{" + t.print() + "}";
+        }
+      }
       out += "}";
     }
     visiting.erase(q.id);
-    return out;
   }
 
   std::optional<std::string> query(const Query& q) {
     if (q.isDeclaration() || q.isDirective() || q.isSubstrat || q.schema.empty()) return std::nullopt;
     if (p.restrictedSharing && !p.newIds.count(q.id)) return std::nullopt;
-    std::string from = program(q);
+    if (!hasAdd(q)) return std::nullopt;
+    std::string from;
+    program(q, from);
     if (from.find("ADD{") == std::string::npos) return std::nullopt;
     std::string fp = "INTERVAL{" + q.interval.str() + "}FROM{" + from + "}FIELDS{";
     for (auto& f : q.schema) {
@@ -115,20 +157,35 @@ bool shareEquivalentSelectComputations(Plan& p) {
     changed = true;
   }
   if (!changed) return false;
-  for (bool removed = true; removed;) {
-    removed = false;
-    for (auto it = p.queries.begin(); it != p.queries.end(); ++it) {
-      if (!it->isSubstrat) continue;
-      bool used = false;
-      for (auto& q : p.queries)
-        for (auto& t : q.program)
-          if (t.op == Op::PUSH_STREAM && std::get<std::string>(t.v) == it->id) used = true;
-      if (!used) {
-        p.queries.erase(it);
-        removed = true;
-        break;
-      }
+  // Remove every substrate no FROM program reads, until none is left: the
+  // reference removes them one at a time, which ends with the same plan.
+  {
+    const size_t n = p.queries.size();
+    std::unordered_map<std::string, int64_t> readers;  // id -> PUSH_STREAM tokens naming it
+    for (auto& q : p.queries)
+      for (auto& t : q.program)
+        if (t.op == Op::PUSH_STREAM) ++readers[std::get<std::string>(t.v)];
+    std::unordered_map<std::string, std::vector<size_t>> byId;
+    for (size_t i = 0; i < n; ++i) byId[p.queries[i].id].push_back(i);
+    std::vector<char> gone(n, 0);
+    std::vector<size_t> todo;
+    for (size_t i = 0; i < n; ++i)
+      if (p.queries[i].isSubstrat && readers[p.queries[i].id] == 0) todo.push_back(i);
+    while (!todo.empty()) {
+      size_t i = todo.back();
+      todo.pop_back();
+      if (gone[i]) continue;
+      gone[i] = 1;
+      for (auto& t : p.queries[i].program)
+        if (t.op == Op::PUSH_STREAM && --readers[std::get<std::string>(t.v)] == 0)
+          for (size_t j : byId[std::get<std::string>(t.v)])
+            if (p.queries[j].isSubstrat && !gone[j]) todo.push_back(j);
     }
+    std::vector<Query> kept;
+    kept.reserve(n);
+    for (size_t i = 0; i < n; ++i)
+      if (!gone[i]) kept.push_back(std::move(p.queries[i]));
+    p.queries = std::move(kept);
   }
   topoSort(p);
   return true;

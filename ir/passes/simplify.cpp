@@ -5,22 +5,58 @@
 #include <map>
 #include <strings.h>
 
+#include "flat.hpp"
 #include "passes.hpp"
 
 namespace ir::passes {
 
 namespace {
 
+// Programs under construction are segments in an arena: a token, or the
+// concatenation of two segments. Joining is O(1); the result is flattened
+// once. (Copying programs at every operator made long expressions quadratic.)
+struct Arena {
+  struct Seg {
+    int32_t a = -1, b = -1;  // concatenation a ++ b when tok is unset
+    std::optional<Token> tok;
+  };
+  std::vector<Seg> segs;
+  int32_t leaf(const Token& t) {
+    segs.push_back(Seg{-1, -1, t});
+    return int32_t(segs.size() - 1);
+  }
+  int32_t cat(int32_t a, int32_t b) {
+    segs.push_back(Seg{a, b, std::nullopt});
+    return int32_t(segs.size() - 1);
+  }
+  Program flatten(int32_t root) const {
+    Program out;
+    std::vector<int32_t> todo{root};
+    while (!todo.empty()) {
+      int32_t i = todo.back();
+      todo.pop_back();
+      const Seg& g = segs[size_t(i)];
+      if (g.tok) {
+        out.push_back(*g.tok);
+      } else {
+        todo.push_back(g.b);
+        todo.push_back(g.a);
+      }
+    }
+    return out;
+  }
+};
+
 struct Tail {
   Op op;
   Value c;
   bool constOnLeft;
-  Program base;
+  int32_t base;  // segment of the expression the constant applies to
   std::optional<Type> baseType;
 };
 
 struct Node {
-  Program program;
+  int32_t program = -1;  // segment
   std::optional<Value> constant;
   std::optional<Type> type;
   std::optional<Tail> tail;
@@ -28,9 +64,9 @@ struct Node {
 
 bool isExactInt(Type t) { return t == Type::BYTE || t == Type::INTEGER || t == Type::UINT || t == Type::RATIONAL; }
 
-Node constNode(const Value& v) {
+Node constNode(Arena& ar, const Value& v) {
   Node n;
-  n.program = {Token(Op::PUSH_VAL, v)};
+  n.program = ar.leaf(Token(Op::PUSH_VAL, v));
   n.constant = v;
   n.type = valueType(v);
   return n;
@@ -51,7 +87,7 @@ bool isZeroOrOne(const Value& v, int which) {
 Op swapAddSub(Op op) { return op == Op::ADD ? Op::SUBTRACT : Op::ADD; }
 
 // Rule B: fold a new constant into an existing constant tail.
-std::optional<Node> reassociate(const Node& n, Op op2, const Value& c2) {
+std::optional<Node> reassociate(Arena& ar, const Node& n, Op op2, const Value& c2) {
   if (!n.tail || !n.tail->baseType) return std::nullopt;
   const Tail& t = *n.tail;
   Type T = *t.baseType, t1 = valueType(t.c), t2 = valueType(c2);
@@ -71,14 +107,8 @@ std::optional<Node> reassociate(const Node& n, Op op2, const Value& c2) {
   auto v = eval3(t.c, c2, fold);
   if (!v) return std::nullopt;
   Node out;
-  if (t.constOnLeft) {
-    out.program = {Token(Op::PUSH_VAL, *v)};
-    out.program.insert(out.program.end(), t.base.begin(), t.base.end());
-  } else {
-    out.program = t.base;
-    out.program.push_back(Token(Op::PUSH_VAL, *v));
-  }
-  out.program.push_back(Token(t.op));
+  const int32_t val = ar.leaf(Token(Op::PUSH_VAL, *v));
+  out.program = ar.cat(t.constOnLeft ? ar.cat(val, t.base) : ar.cat(t.base, val), ar.leaf(Token(t.op)));
   out.type = std::max(T, valueType(*v));
   out.tail = Tail{t.op, *v, t.constOnLeft, t.base, t.baseType};
   return out;
@@ -105,47 +135,48 @@ std::optional<Type> callType(const std::string& name, std::optional<Type> arg) {
 }
 
 struct Simplifier {
-  const Plan& p;
   const Query& q;
-  std::vector<Field> input;
-
-  mutable std::map<std::string, std::vector<Field>> flat;  // flattened schemas, built once per stream
+  FlatIndex& flat;
 
   std::optional<Type> idType(const IdxPair& ref) const {
     // The stream's own name takes the type of its output field i (compatible rule).
-    const std::vector<Field>* rec = &q.schema;
-    if (ref.first != q.id) {
-      auto it = flat.find(ref.first);
-      if (it == flat.end()) {
-        const Query* s = p.find(ref.first);
-        if (!s) return std::nullopt;
-        it = flat.emplace(ref.first, flattenSchema(*s)).first;
-      }
-      rec = &it->second;
+    if (ref.first == q.id) {
+      if (ref.second < 0 || ref.second >= int(q.schema.size())) return std::nullopt;
+      Type t = q.schema[size_t(ref.second)].type;
+      if (t > Type::NULLT) return std::nullopt;
+      return t;
     }
-    if (ref.second < 0 || ref.second >= int(rec->size())) return std::nullopt;
-    Type t = (*rec)[size_t(ref.second)].type;
-    if (t > Type::NULLT) return std::nullopt;
-    return t;
+    const Query* s = flat.plan().find(ref.first);
+    if (!s) return std::nullopt;
+    auto f = flat.slot(*s, ref.second);
+    if (!f || f->type > Type::NULLT) return std::nullopt;
+    return f->type;
   }
 
   // Returns the simplified program, or nothing when it should stay as written.
   std::optional<Program> run(const Program& prog) const {
+    Arena ar;
+    ar.segs.reserve(prog.size() * 2);
     std::vector<Node> st;
     bool fired = false;
+    auto pop = [&] {
+      Node n = std::move(st.back());
+      st.pop_back();
+      return n;
+    };
     for (auto& tok : prog) {
       switch (tok.op) {
-        case Op::PUSH_VAL: st.push_back(constNode(tok.v)); break;
+        case Op::PUSH_VAL: st.push_back(constNode(ar, tok.v)); break;
         case Op::PUSH_ID: {
           Node n;
-          n.program = {tok};
+          n.program = ar.leaf(tok);
           n.type = idType(std::get<IdxPair>(tok.v));
           st.push_back(std::move(n));
           break;
         }
         case Op::PUSH_ID2: {
           Node n;
-          n.program = {tok};
+          n.program = ar.leaf(tok);
           st.push_back(std::move(n));
           break;
         }
@@ -154,18 +185,16 @@ struct Simplifier {
         case Op::CALL:
         case Op::CALL2: {
           if (st.empty()) return std::nullopt;
-          Node a = st.back();
-          st.pop_back();
+          Node a = pop();
           if (a.constant) {
             if (auto v = evalConstant({Token(Op::PUSH_VAL, *a.constant), tok})) {
-              st.push_back(constNode(*v));
+              st.push_back(constNode(ar, *v));
               fired = true;
               break;
             }
           }
           Node n;
-          n.program = a.program;
-          n.program.push_back(tok);
+          n.program = ar.cat(a.program, ar.leaf(tok));
           if (tok.op == Op::NEGATE) n.type = a.type;
           else if (tok.op == Op::CALL) n.type = callType(std::get<std::string>(tok.v), a.type);
           else if (tok.op == Op::CALL2) n.type = Type::STRING;
@@ -185,47 +214,43 @@ struct Simplifier {
         case Op::AND:
         case Op::OR: {
           if (st.size() < 2) return std::nullopt;
-          Node R = st.back();
-          st.pop_back();
-          Node L = st.back();
-          st.pop_back();
+          Node R = pop();
+          Node L = pop();
           const Op op = tok.op;
           if (L.constant && R.constant) {
             if (auto v = eval3(*L.constant, *R.constant, op)) {
-              st.push_back(constNode(*v));
+              st.push_back(constNode(ar, *v));
               fired = true;
               break;
             }
           }
           if (R.constant && !L.constant) {
-            if (auto n = reassociate(L, op, *R.constant)) {
-              st.push_back(*n);
+            if (auto n = reassociate(ar, L, op, *R.constant)) {
+              st.push_back(std::move(*n));
               fired = true;
               break;
             }
             if (auto n = neutral(L, op, *R.constant)) {
-              st.push_back(*n);
+              st.push_back(std::move(*n));
               fired = true;
               break;
             }
           }
           if (L.constant && !R.constant && (op == Op::ADD || op == Op::MULTIPLY) && R.type && isNumeric(*R.type) &&
               isNumeric(valueType(*L.constant))) {
-            if (auto n = reassociate(R, op, *L.constant)) {
-              st.push_back(*n);
+            if (auto n = reassociate(ar, R, op, *L.constant)) {
+              st.push_back(std::move(*n));
               fired = true;
               break;
             }
             if (auto n = neutral(R, op, *L.constant)) {
-              st.push_back(*n);
+              st.push_back(std::move(*n));
               fired = true;
               break;
             }
           }
           Node n;
-          n.program = L.program;
-          n.program.insert(n.program.end(), R.program.begin(), R.program.end());
-          n.program.push_back(tok);
+          n.program = ar.cat(ar.cat(L.program, R.program), ar.leaf(tok));
           bool arith = op == Op::ADD || op == Op::SUBTRACT || op == Op::MULTIPLY || op == Op::DIVIDE;
           if (arith && L.type && R.type) n.type = std::max(*L.type, *R.type);
           if (op == Op::ADD || op == Op::SUBTRACT || op == Op::MULTIPLY) {
@@ -239,20 +264,21 @@ struct Simplifier {
       }
     }
     if (!fired || st.size() != 1) return std::nullopt;
-    return st.back().program;
+    return ar.flatten(st.back().program);
   }
 };
 
 }  // namespace
 
 void simplifyFieldExpressions(Plan& p) {
+  FlatIndex flat(p);  // the simplifier changes programs only, never shapes
   for (auto& q : p.queries) {
     if (q.isDirective()) continue;
-    Simplifier s{p, q, inputRecord(p, q), {}};
+    Simplifier s{q, flat};
     for (auto& f : q.schema)
-      if (auto prog = s.run(f.program)) f.program = *prog;
+      if (auto prog = s.run(f.program)) f.program = std::move(*prog);
     for (auto& r : q.rules)
-      if (auto prog = s.run(r.condition)) r.condition = *prog;
+      if (auto prog = s.run(r.condition)) r.condition = std::move(*prog);
   }
 }
 
