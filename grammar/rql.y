@@ -19,6 +19,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 #include "ir/ir.hpp"
 #include "lexer/lexer.hpp"
@@ -40,6 +41,11 @@ struct Ctx {
   const std::vector<Lexeme>* lex = nullptr;
   size_t next = 0;
   std::vector<ir::Query>* out = nullptr;
+  // Position of the first statement of each id parsed on earlier lines; the
+  // statements of this line start at lineStart.
+  const std::unordered_map<std::string, size_t>* firstIndex = nullptr;
+  size_t lineStart = 0;
+  int depth = 0;  // parentheses open
   // Clause values collected while a SELECT is being reduced.
   std::string pendingFile;
   std::pair<int, int> pendingRetention{0, 0};
@@ -115,10 +121,17 @@ static Expr call(const std::string& name, std::vector<Expr> args, const ir::SrcL
   return e;
 }
 static ir::Query* findQuery(Ctx& ctx, const std::string& id) {
-  for (auto& q : *ctx.out)
-    if (q.id == id) return &q;
+  if (ctx.firstIndex) {
+    auto it = ctx.firstIndex->find(id);
+    if (it != ctx.firstIndex->end()) return &(*ctx.out)[it->second];
+  }
+  for (size_t i = ctx.firstIndex ? ctx.lineStart : 0; i < ctx.out->size(); ++i)
+    if ((*ctx.out)[i].id == id) return &(*ctx.out)[i];
   return nullptr;
 }
+// Deeper nesting costs the parser and the passes more than it is worth
+// (operands are copied into their operator's program at every level).
+constexpr int kMaxNesting = 1000;
 }  // namespace rql::gen
 }
 
@@ -508,8 +521,14 @@ static Parser::symbol_type yylex(Ctx& ctx) {
     case Tok::FLOAT: return Parser::make_FLOAT(l.text, loc);
     case Tok::STRING: return Parser::make_STRING(l.text, loc);
     case Tok::STRING_PROFILE: return Parser::make_STRING_PROFILE(l.text, loc);
-    case Tok::LPAREN: return Parser::make_LPAREN(loc);
-    case Tok::RPAREN: return Parser::make_RPAREN(loc);
+    case Tok::LPAREN:
+      if (++ctx.depth > kMaxNesting)
+        throw ir::CompileError("expression nested more than " + std::to_string(kMaxNesting) +
+                               " parentheses deep; the limit is " + std::to_string(kMaxNesting), loc);
+      return Parser::make_LPAREN(loc);
+    case Tok::RPAREN:
+      --ctx.depth;
+      return Parser::make_RPAREN(loc);
     case Tok::LBRACK: return Parser::make_LBRACK(loc);
     case Tok::RBRACK: return Parser::make_RBRACK(loc);
     case Tok::COMMA: return Parser::make_COMMA(loc);
@@ -549,22 +568,29 @@ void Parser::error(const location_type& loc, const std::string& msg) {
 
 namespace rql {
 
-static void parseLine(const LogicalLine& line, std::vector<ir::Query>& out) {
+static void parseLine(const LogicalLine& line, std::vector<ir::Query>& out,
+                      std::unordered_map<std::string, size_t>* firstIndex = nullptr) {
   auto lex = lexLine(line);
   if (!lex.empty() && lex.back().tok == Tok::ERROR) throw SyntaxError(lex.back().text, lex.back().loc);
   if (lex.size() == 1) return;  // only whitespace and comments
   gen::Ctx ctx;
   ctx.lex = &lex;
   ctx.out = &out;
+  ctx.firstIndex = firstIndex;
+  ctx.lineStart = out.size();
   gen::Parser parser(ctx);
   const size_t before = out.size();
   parser.parse();
-  for (size_t i = before; i < out.size(); ++i) out[i].text = line.text;
+  for (size_t i = before; i < out.size(); ++i) {
+    out[i].text = line.text;
+    if (firstIndex) firstIndex->emplace(out[i].id, i);
+  }
 }
 
 std::vector<ir::Query> parseText(const std::string& text) {
   std::vector<ir::Query> out;
-  for (auto& line : splitLogicalLines(text)) parseLine(line, out);
+  std::unordered_map<std::string, size_t> firstIndex;  // rules find their stream without a scan
+  for (auto& line : splitLogicalLines(text)) parseLine(line, out, &firstIndex);
   return out;
 }
 

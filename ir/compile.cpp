@@ -51,6 +51,7 @@ void checkOperands(const Plan& p) {
 
 void compilePlan(Plan& p) {
   using namespace passes;
+  checkPlanSize(p);  // before any pass: the passes' work grows with what it bounds
   checkDuplicateNames(p);
   checkPlanLimits(p);
   validateDirectives(p);
@@ -63,6 +64,7 @@ void compilePlan(Plan& p) {
   snapshotNamedSourceRefs(p);
   extractIntermediateStreams(p);
   validateSubstrateNameUniqueness(p);
+  checkPlanDepth(p);
   expandSchemaWildcards(p);
   checkPlanLimits(p);
   resolveStreamIntervals(p);

@@ -1,4 +1,5 @@
 // `*` and `[_]` expansion, and the output schema of each stream operator.
+#include "flat.hpp"
 #include "passes.hpp"
 
 namespace ir::passes {
@@ -69,8 +70,10 @@ std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
     }
     case Op::STREAM_AGSE: {
       int w = std::abs(std::get<std::pair<int32_t, int32_t>>(a.op.v).second);
+      const Field slot = windowSlot(s1);
+      out.reserve(size_t(w));
       for (int i = 0; i < w; ++i) {
-        Field f = windowSlot(s1);
+        Field f = slot;
         f.name = a.a1 + "_" + std::to_string(i);
         f.program = {indexRef(a.a1, i)};
         out.push_back(std::move(f));
@@ -127,9 +130,66 @@ std::vector<Field> flattenSchema(const Query& src) {
   return out;
 }
 
+namespace {
+
+// Flat width of the schema buildOutputSchema() makes (0 for what it refuses),
+// from the widths of the operands.
+template <class Width>
+int64_t outputWidth(const Plan& p, const Query& q, Width widthOf) {
+  const Query* s1 = p.find(textForm(q.program[0].v));
+  if (!s1) return 0;
+  if (q.program.size() == 1) return widthOf(*s1);
+  const Token& op = q.program.back();
+  switch (op.op) {
+    case Op::STREAM_ADD: {
+      const Query* s2 = q.program.size() == 3 ? p.find(textForm(q.program[1].v)) : nullptr;
+      return s2 ? widthOf(*s1) + widthOf(*s2) : 0;
+    }
+    case Op::STREAM_HASH:
+    case Op::STREAM_DEHASH_DIV:
+    case Op::STREAM_DEHASH_MOD:
+    case Op::STREAM_SUBTRACT:
+    case Op::STREAM_TIMEMOVE: return widthOf(*s1);
+    case Op::STREAM_AVG:
+    case Op::STREAM_MIN:
+    case Op::STREAM_MAX:
+    case Op::STREAM_SUM: return 1;
+    case Op::STREAM_AGSE:
+      if (auto* kw = std::get_if<std::pair<int32_t, int32_t>>(&op.v)) return std::abs(int64_t(kw->second));
+      return 0;
+    default: return 0;
+  }
+}
+
+bool expandsStar(const Query& q) {
+  return !q.program.empty() && q.program.size() < 4 && !q.schema.empty() && !q.schema[0].program.empty() &&
+         q.schema[0].program[0].op == Op::PUSH_TSCAN;
+}
+
+// The widths every `*` will expand to, in the (topological) plan order, are
+// known before any field is built: refuse an oversized plan before building it.
+void checkExpandedSize(const Plan& p) {
+  const size_t n = p.queries.size();
+  std::vector<int64_t> width(n, -1);
+  auto widthOf = [&](const Query& s) {
+    int64_t w = width[size_t(&s - p.queries.data())];
+    return w >= 0 ? w : int64_t(flatWidth(s));
+  };
+  PlanBudget total;
+  for (size_t i = 0; i < n; ++i) {
+    const Query& q = p.queries[i];
+    width[i] = expandsStar(q) ? outputWidth(p, q, widthOf) : flatWidth(q);
+    total.add(q, width[i], 0);
+  }
+}
+
+}  // namespace
+
 void expandSchemaWildcards(Plan& p) {
   int counter = 0;  // one counter for the whole pass
   topoSort(p);
+  checkExpandedSize(p);
+  PlanBudget budget = PlanBudget::of(p);  // and the running totals, as fields are built
   for (auto& q : p.queries) {
     if (q.program.empty()) continue;
     if (q.program.size() >= 4)
@@ -141,14 +201,23 @@ void expandSchemaWildcards(Plan& p) {
       const std::string& text = std::get<std::string>(q.schema[0].program[0].v);
       if (text.size() > 2 && text.compare(text.size() - 2, 2, ".*") == 0) {
         std::string s = text.substr(0, text.size() - 2);
-        auto offs = sourceOffsets(p, q);
+        FlatIndex flat(p);
+        auto offs = sourceOffsetsFor(flat, q, {s});
         if (s != q.id && !offs.offset.count(s))
           throw CompileError("Stream '" + q.id + "' refers to '" + s + "', which is not in its FROM clause", q.loc);
       }
     }
+    // The plan-wide budget, before the fields are built: one element and one token each.
+    {
+      int64_t oldTokens = 0;
+      for (auto& f : q.schema) oldTokens += int64_t(f.program.size());
+      const int64_t w = outputWidth(p, q, [](const Query& s) { return int64_t(flatWidth(s)); });
+      budget.add(q, w - flatWidth(q), w - oldTokens);
+    }
     if (q.program.size() == 1) {
       const Query& s = p.get(std::get<std::string>(q.program[0].v));
       std::vector<Field> fields;
+      fields.reserve(size_t(flatWidth(s)));
       int flat = 0;
       for (auto& f : s.schema)
         for (int e = 0; e < f.flatCount(); ++e) {
@@ -171,6 +240,7 @@ void expandSchemaWildcards(Plan& p) {
 }
 
 void expandIndexWildcards(Plan& p) {
+  PlanBudget budget = PlanBudget::of(p);
   for (auto& q : p.queries) {
     bool has = false;
     for (auto& f : q.schema)
@@ -192,8 +262,11 @@ void expandIndexWildcards(Plan& p) {
       width = width < 0 ? w : std::min(width, w);
     }
     if (width <= 0) throw CompileError("stream '" + q.id + "': [_] expands to no field", q.loc);
+    const int64_t progSize = int64_t(q.schema[0].program.size());
+    budget.add(q, int64_t(width) - flatWidth(q), (int64_t(width) - 1) * progSize);
     Field orig = q.schema[0];
     q.schema.clear();
+    q.schema.reserve(size_t(width));
     for (int i = 0; i < width; ++i) {
       Field f = orig;
       f.name = q.id + "_" + std::to_string(i);

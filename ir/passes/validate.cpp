@@ -1,5 +1,6 @@
 // Plan checks that are not part of any rewrite.
 #include <map>
+#include <unordered_map>
 
 #include "passes.hpp"
 
@@ -28,8 +29,163 @@ void checkDuplicateNames(const Plan& p) {
     }
 }
 
+namespace {
+
+int64_t programTokens(const Query& q) {
+  int64_t n = 0;
+  for (auto& f : q.schema) n += int64_t(f.program.size());
+  for (auto& r : q.rules) n += int64_t(r.condition.size());
+  return n;
+}
+
+// The stream an error is about, as the user knows it: an intermediate stream
+// of a FROM expression carries the place of its statement.
+std::string who(const Query& q) {
+  return q.isSubstrat ? "an intermediate stream of the FROM expression of this statement" : "stream '" + q.id + "'";
+}
+
+[[noreturn]] void tooManyElements(const Query& q, int64_t total) {
+  throw CompileError("the records of all streams together would have " + std::to_string(total) + " elements (" +
+                         who(q) + " brings the total over the limit); the limit is " +
+                         std::to_string(kMaxPlanElements),
+                     q.loc);
+}
+
+[[noreturn]] void tooManyTokens(const Query& q, int64_t total) {
+  throw CompileError("the field expressions of all streams together would have " + std::to_string(total) +
+                         " tokens (" + who(q) + " brings the total over the limit); the limit is " +
+                         std::to_string(kMaxPlanTokens),
+                     q.loc);
+}
+
+bool isStreamOperator(Op op) {
+  switch (op) {
+    case Op::STREAM_HASH:
+    case Op::STREAM_DEHASH_DIV:
+    case Op::STREAM_DEHASH_MOD:
+    case Op::STREAM_ADD:
+    case Op::STREAM_SUBTRACT:
+    case Op::STREAM_TIMEMOVE:
+    case Op::STREAM_AGSE: return true;
+    default: return false;
+  }
+}
+
+// Substrates extractIntermediateStreams() will cut out of q's FROM program:
+// every operator before the last stream operator.
+int64_t substratesOf(const Query& q) {
+  int64_t streamOps = 0;
+  for (auto& t : q.program)
+    if (isStreamOperator(t.op)) ++streamOps;
+  if (streamOps <= 1) return 0;
+  int64_t n = 0, seen = 0;
+  for (auto& t : q.program) {
+    if (t.op == Op::PUSH_STREAM || t.op == Op::PUSH_VAL) continue;
+    if (isStreamOperator(t.op) && ++seen == streamOps) break;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+void checkPlanSize(const Plan& p) {
+  auto tooLong = [](const Query& q, const std::string& what, size_t n, SrcLoc at) {
+    throw CompileError("the " + what + " of stream '" + q.id + "' has " + std::to_string(n) +
+                           " tokens; the limit is " + std::to_string(kMaxExpressionTokens),
+                       at);
+  };
+  int64_t streams = 0, tokens = 0;
+  for (auto& q : p.queries) {
+    if (int64_t(q.program.size()) > kMaxExpressionTokens) tooLong(q, "FROM expression", q.program.size(), q.loc);
+    for (auto& f : q.schema)
+      if (int64_t(f.program.size()) > kMaxExpressionTokens)
+        tooLong(q, "expression of field '" + f.name + "'", f.program.size(), q.loc);
+    for (auto& r : q.rules)
+      if (int64_t(r.condition.size()) > kMaxExpressionTokens)
+        tooLong(q, "condition of rule '" + r.name + "'", r.condition.size(), r.loc);
+    if (q.isDirective()) continue;
+    streams += 1 + substratesOf(q);
+    if (streams > kMaxStreams)
+      throw CompileError("the plan has more than " + std::to_string(kMaxStreams) + " streams (stream '" + q.id +
+                             "' and the intermediate streams of its FROM expression bring it to " +
+                             std::to_string(streams) + "); the limit is " + std::to_string(kMaxStreams),
+                         q.loc);
+    tokens += programTokens(q);
+    if (tokens > kMaxPlanTokens) tooManyTokens(q, tokens);
+  }
+}
+
+void checkPlanDepth(const Plan& p) {
+  const size_t n = p.queries.size();
+  std::unordered_map<std::string, size_t> first;
+  first.reserve(n);
+  for (size_t i = 0; i < n; ++i) first.emplace(p.queries[i].id, i);
+  constexpr int64_t kNew = -1, kOpen = -2;
+  std::vector<int64_t> depth(n, kNew);
+  std::vector<std::pair<size_t, size_t>> stack;  // (stream, next operand token)
+  for (size_t r = 0; r < n; ++r) {
+    if (depth[r] != kNew) continue;
+    depth[r] = kOpen;
+    stack.push_back({r, 0});
+    while (!stack.empty()) {
+      auto& [v, i] = stack.back();
+      const Program& prog = p.queries[v].program;
+      if (i < prog.size()) {
+        const Token& t = prog[i++];
+        if (t.op != Op::PUSH_STREAM) continue;
+        auto it = first.find(std::get<std::string>(t.v));
+        if (it != first.end() && depth[it->second] == kNew) {
+          depth[it->second] = kOpen;
+          stack.push_back({it->second, 0});
+        }
+        continue;
+      }
+      int64_t d = 0;  // a declaration, or a stream whose operands are all on a cycle or unknown
+      for (auto& t : prog)
+        if (t.op == Op::PUSH_STREAM) {
+          auto it = first.find(std::get<std::string>(t.v));
+          if (it != first.end() && depth[it->second] >= 0) d = std::max(d, depth[it->second] + 1);
+          else d = std::max<int64_t>(d, 1);
+        }
+      depth[v] = d;
+      stack.pop_back();
+    }
+  }
+  const Query* worst = nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    if (depth[i] <= kMaxDepth) continue;
+    const Query& q = p.queries[i];
+    if (!worst || q.loc.line < worst->loc.line || (q.loc.line == worst->loc.line && q.loc.col < worst->loc.col) ||
+        (q.loc.line == worst->loc.line && q.loc.col == worst->loc.col && depth[i] < depth[size_t(worst - p.queries.data())]))
+      worst = &q;
+  }
+  if (worst)
+    throw CompileError(who(*worst) + " is computed through a chain of " +
+                           std::to_string(depth[size_t(worst - p.queries.data())]) +
+                           " streams from a declared stream; the limit is " + std::to_string(kMaxDepth),
+                       worst->loc);
+}
+
+PlanBudget PlanBudget::of(const Plan& p) {
+  PlanBudget b;
+  for (auto& q : p.queries) {
+    b.elements += flatWidth(q);
+    b.tokens += programTokens(q);
+  }
+  return b;
+}
+
+void PlanBudget::add(const Query& q, int64_t newElements, int64_t newTokens) {
+  elements += newElements;
+  tokens += newTokens;
+  if (elements > kMaxPlanElements) tooManyElements(q, elements);
+  if (tokens > kMaxPlanTokens) tooManyTokens(q, tokens);
+}
+
 void checkPlanLimits(const Plan& p) {
   constexpr int64_t kField = 65536, kRecord = 1 << 20, kElements = 1 << 18;
+  int64_t totalElements = 0, totalTokens = 0;
   for (auto& q : p.queries) {
     int64_t bytes = 0, elems = 0;
     for (auto& f : q.schema) {
@@ -48,6 +204,10 @@ void checkPlanLimits(const Plan& p) {
       throw CompileError("a record of stream '" + q.id + "' has " + std::to_string(elems) +
                              " elements; the limit is 262144",
                          q.loc);
+    totalElements += elems;
+    if (totalElements > kMaxPlanElements) tooManyElements(q, totalElements);
+    totalTokens += programTokens(q);
+    if (totalTokens > kMaxPlanTokens) tooManyTokens(q, totalTokens);
   }
 }
 
