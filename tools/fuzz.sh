@@ -18,8 +18,10 @@
 #   FUZZ_TARGET=fuzz_store tools/fuzz.sh -runs=1000000 -jobs=1
 #   FUZZ_TARGET=fuzz_store tools/fuzz.sh fuzz/regressions/fuzz_store
 #
-# Any other -flag is passed to libFuzzer as is. Crash, leak, timeout and OOM
-# reproducers go to fuzz/crashes/ (gitignored); minimise one with
+# Any other -flag is passed to libFuzzer as is. Every run (and replay) uses
+# -rss_limit_mb=2048 -timeout=10 unless given otherwise, so an input that
+# compiles for more than 10 s or grows past 2 GiB is a finding. Crash, leak,
+# timeout and OOM reproducers go to fuzz/crashes/ (gitignored); minimise one with
 #   build-fuzz/fuzz/fuzz_compile -minimize_crash=1 -runs=100000 fuzz/crashes/crash-...
 # and commit the result as fuzz/regressions/<short-name>.rql (the other
 # targets: fuzz/regressions/<target>/<short-name>, replayed by the meson test
@@ -52,6 +54,8 @@ esac
 ninja -C "$BUILD" "fuzz/$TARGET" "${extra[@]}"
 bin="$BUILD/fuzz/$TARGET"
 
+# Defaults first: a later -rss_limit_mb= or -timeout= on the command line wins.
+defaults=(-rss_limit_mb=2048 -timeout=10)
 limit=() args=() inputs=() jobs=""
 for a in "$@"; do
   case "$a" in
@@ -75,7 +79,7 @@ if ((${#inputs[@]})); then
   done
   failed=0
   for f in "${files[@]}"; do
-    if out=$("$bin" "${args[@]}" "$f" 2>&1); then
+    if out=$("$bin" "${defaults[@]}" "${args[@]}" "$f" 2>&1); then
       echo "ok    $f"
       [ -z "${RQL_FUZZ_VERBOSE:-}${RDB_FUZZ_VERBOSE:-}" ] || grep -a "^==$TARGET==" <<<"$out" | sed 's/^/        /'
     else
@@ -102,7 +106,7 @@ mkdir -p "$corpus" "$crashes"
 # those replays count towards -runs). Compact it once it has grown large.
 if [ "$(find "$corpus" -type f | wc -l)" -gt 20000 ]; then
   rm -rf "$corpus.merge" && mkdir -p "$corpus.merge"
-  if "$bin" -merge=1 -timeout=10 "$corpus.merge" "$corpus" > "$BUILD/fuzz/merge.log" 2>&1; then
+  if "$bin" -merge=1 "${defaults[@]}" "$corpus.merge" "$corpus" > "$BUILD/fuzz/merge.log" 2>&1; then
     rm -rf "$corpus" && mv "$corpus.merge" "$corpus"
     echo "fuzz.sh: corpus compacted to $(find "$corpus" -type f | wc -l) files"
   else
@@ -118,7 +122,7 @@ set +e
 (
   cd "$BUILD/fuzz"
   "$root/$bin" "${dictarg[@]}" -artifact_prefix="$crashes/" \
-      -timeout=10 -print_final_stats=1 "${limit[@]}" "${args[@]}" \
+      "${defaults[@]}" -print_final_stats=1 "${limit[@]}" "${args[@]}" \
       "$root/$corpus" "$root/$seeds"
 ) 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
