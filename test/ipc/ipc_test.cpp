@@ -937,3 +937,20 @@ TEST_CASE("live engine: an ad hoc FROM that reaches one source by two paths keep
     CHECK(v[r + 1] == v[r] + 1);  // c one record later than c > 1
   }
 }
+
+TEST_CASE("live engine: an engine that cannot keep up with its clock still serves clients", "[ipc][live][behind]") {
+  LiveEngine e("", false);
+  // A million slots a second: every slot is late, they run back to back.
+  e.write("q.rql", "DECLARE v INTEGER STREAM c, 1/1000000 TEXTFILE 'c.txt'\nSELECT c[0] * 2 STREAM s FROM c\n");
+  REQUIRE(e.start(""));
+  std::this_thread::sleep_for(300ms);
+  for (int i = 0; i < 3; ++i) {
+    Result r = e.xqry("-d");
+    CHECK(r.rc == 0);
+    CHECK_THAT(r.out, Catch::Contains("s"));
+  }
+  CHECK(e.xqry("-k").rc == 0);
+  const int rc = waitExit(e.pid, 10s);
+  CHECK(rc == 0);
+  if (rc != -1) e.pid = -1;  // still running: the destructor stops it
+}
