@@ -1,0 +1,263 @@
+// Plan size: pathological plans either compile to the right plan or are
+// refused with a located plan-size error, before the work the limit bounds.
+// (No timings here: the sizes are chosen so that the compiler, being
+// near-linear, handles each case quickly; a superlinear pass would show as a
+// slow test run, and a limit checked too late as memory.)
+#include <numeric>
+#include <random>
+
+#include "../unit_helpers.hpp"
+
+namespace passes = ir::passes;
+
+namespace {
+
+std::string decl(const std::string& name, const std::string& fields = "a INTEGER") {
+  return "DECLARE " + fields + " STREAM " + name + ", 1 FILE '" + name + ".dat'\n";
+}
+
+std::string repeat(const std::string& s, int n, const std::string& sep = "") {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += (i ? sep : "") + s;
+  return out;
+}
+
+// Chain of n SELECTs: s1 FROM s0, s2 FROM s1, ...
+std::string chain(int n) {
+  std::string t = decl("s0");
+  for (int i = 1; i <= n; ++i)
+    t += "SELECT * STREAM s" + std::to_string(i) + " FROM s" + std::to_string(i - 1) + "\n";
+  return t;
+}
+
+struct Refusal {
+  std::string message;
+  ir::SrcLoc loc;
+};
+
+// The CompileError compiling text throws (fails the test when it compiles).
+Refusal refusal(const std::string& text) {
+  try {
+    testing::compileText(text);
+  } catch (const ir::CompileError& e) {
+    return {e.what(), e.loc};
+  }
+  FAIL("compiled, expected a plan-size error");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("a chain of 1000 SELECTs compiles, in order; 4000 are refused at the first stream past the limit",
+          "[limits][chain]") {
+  ir::Plan p = testing::compileText(chain(1000));
+  REQUIRE(p.queries.size() == 1001);
+  for (int i = 0; i <= 1000; ++i) CHECK(p.queries[size_t(i)].id == "s" + std::to_string(i));
+  CHECK(p.get("s1000").interval == ir::Rational(1));
+  CHECK(ut::field(p, "s1000") == "PUSH_ID(s1000[0])");
+
+  Refusal r = refusal(chain(4000));
+  CHECK(r.message == "stream 's1025' is computed through a chain of 1025 streams from a declared stream; the limit is 1024");
+  CHECK(r.loc.line == 1026);
+  CHECK(r.loc.col == 1);
+  // At the limit exactly, it compiles.
+  CHECK(testing::compileText(chain(int(passes::kMaxDepth))).queries.size() == size_t(passes::kMaxDepth) + 1);
+}
+
+TEST_CASE("more than 8192 streams are refused at the statement that passes the limit", "[limits][streams]") {
+  std::string t;
+  for (int i = 0; i < 3000; ++i) t += decl("d" + std::to_string(i));
+  for (int i = 0; i < 3000; ++i)
+    t += "SELECT * STREAM q" + std::to_string(i) + " FROM (d" + std::to_string(i) + ">1)>1\n";  // 2 streams each
+  Refusal r = refusal(t);
+  // 3000 declarations + 2 per SELECT: the 2597th SELECT (line 5597) brings the count to 8194.
+  CHECK(r.message.find("the plan has more than 8192 streams") == 0);
+  CHECK(r.message.find("stream 'q2596'") != std::string::npos);
+  CHECK(r.loc.line == 3000 + 2597);
+}
+
+TEST_CASE("a FROM sum of 300 streams compiles; of 2000 streams it is refused before the schemas are built",
+          "[limits][sum]") {
+  auto sum = [](int n) {
+    std::string t, from;
+    for (int i = 0; i < n; ++i) {
+      t += decl("s" + std::to_string(i));
+      from += (i ? "+s" : "s") + std::to_string(i);
+    }
+    return t + "SELECT * STREAM q FROM " + from + "\n";
+  };
+  ir::Plan p = testing::compileText(sum(300));
+  const ir::Query& q = p.get("q");
+  REQUIRE(q.schema.size() == 300);
+  CHECK(ut::countPrefix(p, "STREAM_ADD_") == 298);
+  CHECK(ut::str(q.schema[299].program) == "PUSH_ID(q[299])");
+  CHECK(ut::from(p, "q").find("PUSH_STREAM(s299) STREAM_ADD") != std::string::npos);
+
+  // Its partial sums form a chain of 1999 streams (and would hold 2 million elements).
+  Refusal r = refusal(sum(2000));
+  CHECK(r.message ==
+        "an intermediate stream of the FROM expression of this statement is computed through a chain of 1025 "
+        "streams from a declared stream; the limit is 1024");
+  CHECK(r.loc.line == 2001);
+  CHECK(r.loc.col == 1);
+}
+
+TEST_CASE("s + s + ... + s: 500 terms compile (every partial sum a substrate), 750 two-field terms are refused",
+          "[limits][add]") {
+  ir::Plan p = testing::compileText(decl("s") + "SELECT * STREAM q FROM " + repeat("s", 500, "+") + "\n");
+  REQUIRE(p.get("q").schema.size() == 500);
+  CHECK(ut::countPrefix(p, "STREAM_ADD_") == 498);
+  int64_t elements = 0;
+  for (auto& s : p.queries) elements += ir::flatWidth(s);
+  CHECK(elements == 1 + (500 * 501 / 2 - 1));  // s, then sums of 2..500 elements
+
+  Refusal r = refusal(decl("s", "a INTEGER, b INTEGER") + "SELECT * STREAM q FROM " + repeat("s", 750, "+") + "\n");
+  CHECK(r.message.find("an intermediate stream of the FROM expression of this statement brings the total") !=
+        std::string::npos);
+  CHECK(r.loc.line == 2);
+}
+
+TEST_CASE("s # s # ... # s: 500 terms compile; 1026 terms pass the chain limit", "[limits][hash]") {
+  ir::Plan p = testing::compileText(decl("s", "a INTEGER, b INTEGER") + "SELECT * STREAM q FROM " +
+                                    repeat("s", 500, "#") + "\n");
+  CHECK(p.get("q").interval == ir::Rational(1, 500));
+  CHECK(p.get("q").schema.size() == 2);
+  CHECK(ut::countPrefix(p, "STREAM_HASH_") == 498);
+  CHECK(p.queries.back().id == "q");
+
+  Refusal r = refusal(decl("s") + "SELECT * STREAM q FROM " + repeat("s", 1026, "#") + "\n");
+  CHECK(r.message == "stream 'q' is computed through a chain of 1025 streams from a declared stream; the limit is 1024");
+  CHECK(r.loc.line == 2);
+}
+
+TEST_CASE("unary minus: 10^4 fold or stay as written, 10^5 are refused as one oversized expression",
+          "[limits][negate]") {
+  const std::string s = decl("s");
+  // An even number of minus signs over a literal folds away ("-5" is one literal).
+  ir::Plan folded = testing::compileText(s + "SELECT " + repeat("- ", 10000) + "5 STREAM q FROM s\n");
+  CHECK(ut::field(folded, "q") == "PUSH_VAL(5)");
+  // Over a field nothing folds: 10^4 NEGATEs stay.
+  ir::Plan kept = testing::compileText(s + "SELECT " + repeat("- ", 10000) + "s[0] STREAM q FROM s\n");
+  REQUIRE(kept.get("q").schema[0].program.size() == 10001);
+  CHECK(kept.get("q").schema[0].program.back().op == ir::Op::NEGATE);
+
+  Refusal r = refusal(s + "SELECT " + repeat("- ", 100000) + "s[0] STREAM q FROM s\n");
+  CHECK(r.message == "the expression of field 'q_0' of stream 'q' has 100001 tokens; the limit is 65536");
+  CHECK(r.loc.line == 2);
+}
+
+TEST_CASE("nested unary minus: 1000 levels compile, 13827 are refused at the first parenthesis too deep",
+          "[limits][nesting]") {
+  const std::string s = decl("s");
+  auto nested = [](int n, const std::string& inner) { return repeat("-(", n) + inner + repeat(")", n); };
+  ir::Plan p = testing::compileText(s + "SELECT " + nested(1000, "7") + " STREAM q FROM s\n");
+  CHECK(ut::field(p, "q") == "PUSH_VAL(7)");  // 1000 negations of a constant fold
+  ir::Plan f = testing::compileText(s + "SELECT " + nested(999, "s[0]") + " STREAM q FROM s\n");
+  CHECK(f.get("q").schema[0].program.size() == 1000);
+
+  Refusal r;
+  try {
+    testing::compileText(s + "SELECT " + nested(13827, "s[0]") + " STREAM q FROM s\n");
+    FAIL("compiled");
+  } catch (const ir::CompileError& e) {
+    r = {e.what(), e.loc};
+  }
+  CHECK(r.message == "expression nested more than 1000 parentheses deep; the limit is 1000");
+  CHECK(r.loc.line == 2);
+  CHECK(r.loc.col == 8 + 2 * 1000 + 1);  // the 1001st "(" of "SELECT -(-(..."
+}
+
+TEST_CASE("a window of 262144 compiles; a window over it passes the plan's element limit",
+          "[limits][agse]") {
+  const std::string s = decl("s", "a BYTE");
+  ir::Plan p = testing::compileText(s + "SELECT * STREAM q FROM s@(1,262144)\n");
+  const ir::Query& q = p.get("q");
+  REQUIRE(q.schema.size() == 262144);
+  CHECK(q.interval == ir::Rational(1));
+  CHECK(ut::str(q.schema.back().program) == "PUSH_ID(q[262143])");
+  CHECK(ut::shape(q.schema.back()) == "BYTE 1x1");
+
+  Refusal r = refusal(s + "SELECT * STREAM q FROM (s@(1,262144))@(1,262144)\n");
+  CHECK(r.message ==
+        "the records of all streams together would have 524289 elements (stream 'q' brings the total over the "
+        "limit); the limit is 524288");
+  CHECK(r.loc.line == 2);
+}
+
+TEST_CASE("INTEGER[16384] arrays under wide windows, read by many streams", "[limits][arrays]") {
+  std::string t = decl("s", "a INTEGER[16384]") + "SELECT * STREAM w FROM s@(1,100000)\n";
+  for (int i = 0; i < 200; ++i)
+    t += "SELECT w[" + std::to_string(i * 400) + "]+s[1], w[99999] STREAM r" + std::to_string(i) + " FROM w+s\n";
+  ir::Plan p = testing::compileText(t);
+  REQUIRE(p.get("w").schema.size() == 100000);
+  CHECK(ir::flatWidth(p.get("s")) == 16384);
+  CHECK(p.get("w").interval == ir::Rational(1, 16384));
+  // r_i reads its input record w + s: w's elements first, then s's.
+  CHECK(ut::field(p, "r7", 0) == "PUSH_ID(r7[2800]) PUSH_ID(r7[100001]) ADD");
+  CHECK(ut::field(p, "r7", 1) == "PUSH_ID(r7[99999])");
+  CHECK(ut::shape(p, "r199", 1) == "INTEGER 4x1");
+}
+
+TEST_CASE("[_] over a wide stream is counted before it is expanded", "[limits][index]") {
+  const std::string s = decl("s", "a BYTE[60000], b BYTE[60000], c BYTE[60000], d BYTE[20000]");
+  ir::Plan p = testing::compileText(s + "SELECT s[_]*2+1 STREAM q FROM s\n");
+  REQUIRE(p.get("q").schema.size() == 200000);
+  CHECK(ut::field(p, "q", 199999) == "PUSH_ID(q[199999]) PUSH_VAL(2) MULTIPLY PUSH_VAL(1) ADD");
+  // 200000 + 200000 elements, and two such streams would pass the limit.
+  Refusal r = refusal(s + "SELECT s[_]*2 STREAM q FROM s\nSELECT s[_]+1 STREAM q2 FROM s\n");
+  CHECK(r.message.find("would have 600000 elements (stream 'q2'") != std::string::npos);
+  CHECK(r.loc.line == 3);
+}
+
+TEST_CASE("window demand in closed form equals the scan over one period", "[limits][capacities]") {
+  auto floorDiv = [](int64_t a, int64_t b) {
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+  };
+  auto scan = [&](int64_t F, int64_t k, int64_t w, int64_t origin, int64_t Wq, int64_t Ws) {
+    int64_t period = F / std::gcd(F, k), best = 0;
+    for (int64_t n = origin; n < origin + period; ++n) {
+      int64_t newest = floorDiv((n + 1 + Wq) * k, F) - Ws - 1;
+      int64_t oldest = floorDiv(n * k - std::abs(w) + 1, F);
+      best = std::max(best, newest - oldest);
+    }
+    return best;
+  };
+  std::mt19937 g(7);
+  for (int i = 0; i < 20000; ++i) {
+    int64_t F = 1 + g() % 300, k = 1 + g() % 40, w = int64_t(g() % 700) - 350, origin = g() % 50, Wq = g() % 20,
+            Ws = g() % 20;
+    if (w == 0) w = 1;
+    INFO("F=" << F << " k=" << k << " w=" << w << " origin=" << origin << " Wq=" << Wq << " Ws=" << Ws);
+    REQUIRE(passes::windowDemand(F, k, w, origin, Wq, Ws) == scan(F, k, w, origin, Wq, Ws));
+  }
+}
+
+TEST_CASE("Plan::find: the first entry of an id, after reordering, growth, removal and renaming",
+          "[limits][find]") {
+  ir::Plan p;
+  for (int i = 0; i < 50; ++i) {
+    ir::Query q;
+    q.id = "x" + std::to_string(i % 40);  // x0..x9 twice
+    q.tail = i;
+    p.queries.push_back(q);
+  }
+  CHECK(p.find("x3")->tail == 3);
+  CHECK(p.find("x45") == nullptr);
+  std::reverse(p.queries.begin(), p.queries.end());
+  CHECK(p.find("x3")->tail == 43);  // the first in the new order
+  CHECK(p.find("x20")->tail == 20);
+  p.queries.erase(p.queries.begin());  // tail 49 (x9)
+  CHECK(p.find("x9")->tail == 9);
+  p.queries[0].id = "renamed";  // in place, same size and buffer
+  CHECK(p.find("renamed") == &p.queries[0]);
+  CHECK(p.find("x8")->tail == 8);
+  ir::Query extra;
+  extra.id = "new";
+  p.queries.push_back(extra);
+  CHECK(p.find("new") == &p.queries.back());
+  ir::Plan copy = p;
+  CHECK(copy.find("x20") == &copy.queries[size_t(p.find("x20") - p.queries.data())]);
+  CHECK_THROWS_AS(copy.get("nope"), ir::RefError);
+}
