@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "flat.hpp"
 #include "passes.hpp"
 
 namespace ir::passes {
@@ -41,6 +42,7 @@ void computeRequiredCapacities(Plan& p) {
     if (it == cap.end()) cap[id] = v;
     else it->second = std::max(it->second, v);
   };
+  FlatIndex flat(p);
   for (auto& q : p.queries) {
     if (q.program.empty()) continue;
     if (!cap.count(q.id)) cap[q.id] = 1;
@@ -53,7 +55,7 @@ void computeRequiredCapacities(Plan& p) {
       case Op::STREAM_TIMEMOVE: demand(s1.id, Wq - Ws + std::get<int32_t>(a.op.v) + 1 + (decl1 ? 2 : 0)); break;
       case Op::STREAM_AGSE: {
         auto [k, w] = std::get<std::pair<int32_t, int32_t>>(a.op.v);
-        demand(s1.id, windowDemand(flatWidth(s1), k, w, q.origin, Wq, Ws) + (decl1 ? 2 : 1));
+        demand(s1.id, windowDemand(flat.width(s1), k, w, q.origin, Wq, Ws) + (decl1 ? 2 : 1));
         break;
       }
       case Op::STREAM_HASH: {

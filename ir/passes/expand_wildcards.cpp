@@ -20,23 +20,23 @@ Token indexRef(const std::string& stream, int i) {
   return Token(Op::PUSH_ID2, IdxPair(stream + "[" + std::to_string(i) + "]", 0));
 }
 
-std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
+std::vector<Field> buildOutputSchema(const Plan& p, const Args& a, FlatIndex& flat) {
   std::vector<Field> out;
   const Query& s1 = p.get(a.a1);
   switch (a.op.op) {
     case Op::STREAM_ADD: {
-      const int64_t total = int64_t(flatWidth(s1)) + flatWidth(p.get(a.a2));
+      const int64_t total = int64_t(flat.width(s1)) + flat.width(p.get(a.a2));
       if (total > (1 << 18))
         throw CompileError("a record of " + a.a1 + " + " + a.a2 + " has " + std::to_string(total) +
                            " elements; the limit is 262144");
       int k = 0;
       for (const std::string& name : {a.a1, a.a2}) {
         const Query& s = p.get(name);
-        int flat = 0;
+        int element = 0;
         for (auto& f : s.schema)
           for (int e = 0; e < f.flatCount(); ++e) {
             Field nf = slotField(f, name + "_" + std::to_string(k++));
-            nf.program = {Token(Op::PUSH_ID, IdxPair(name, flat++))};
+            nf.program = {Token(Op::PUSH_ID, IdxPair(name, element++))};
             out.push_back(std::move(nf));
           }
       }
@@ -44,7 +44,7 @@ std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
     }
     case Op::STREAM_HASH: {
       const Query& s2 = p.get(a.a2);
-      if (flatWidth(s1) != flatWidth(s2)) throw RefError("Hash operation needs same schemas on arguments stream");
+      if (flat.width(s1) != flat.width(s2)) throw RefError("Hash operation needs same schemas on arguments stream");
       out = interleaveSlots(s1, s2);
       for (size_t i = 0; i < out.size(); ++i) out[i].program = {indexRef(a.a1, int(i))};
       return out;
@@ -62,7 +62,7 @@ std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
     case Op::STREAM_MAX:
     case Op::STREAM_SUM: {
       static const char* names[] = {"avg", "min", "max", "sum"};
-      Field f = reductionSlot(s1);
+      Field f = reductionSlotOf(flat.widest(s1).first);
       f.name = names[int(a.op.op) - int(Op::STREAM_AVG)];
       f.program = {Token(Op::PUSH_ID, IdxPair(a.a1, 0))};
       out.push_back(std::move(f));
@@ -70,7 +70,7 @@ std::vector<Field> buildOutputSchema(const Plan& p, const Args& a) {
     }
     case Op::STREAM_AGSE: {
       int w = std::abs(std::get<std::pair<int32_t, int32_t>>(a.op.v).second);
-      const Field slot = windowSlot(s1);
+      const Field slot = windowSlotOf(flat.widest(s1));
       out.reserve(size_t(w));
       for (int i = 0; i < w; ++i) {
         Field f = slot;
@@ -101,8 +101,12 @@ std::vector<Field> interleaveSlots(const Query& a, const Query& b) {
   return out;
 }
 
-Field windowSlot(const Query& src) {
-  auto [t, size] = widest(src);
+Field windowSlot(const Query& src) { return windowSlotOf(widest(src)); }
+
+Field reductionSlot(const Query& src) { return reductionSlotOf(widest(src).first); }
+
+Field windowSlotOf(std::pair<Type, int> w) {
+  auto [t, size] = w;
   Field f;
   f.type = t;
   f.rlen = t == Type::STRING ? 1 : size;
@@ -110,8 +114,7 @@ Field windowSlot(const Query& src) {
   return f;
 }
 
-Field reductionSlot(const Query& src) {
-  Type t = widest(src).first;
+Field reductionSlotOf(Type t) {
   Field f;
   f.type = (t == Type::FLOAT || t == Type::DOUBLE) ? t : Type::RATIONAL;  // exact types fold as rationals
   f.rlen = typeSize(f.type);
@@ -190,6 +193,7 @@ void expandSchemaWildcards(Plan& p) {
   topoSort(p);
   checkExpandedSize(p);
   PlanBudget budget = PlanBudget::of(p);  // and the running totals, as fields are built
+  FlatIndex flat(p);  // widths of the operands (each stream is invalidated once expanded)
   for (auto& q : p.queries) {
     if (q.program.empty()) continue;
     if (q.program.size() >= 4)
@@ -211,24 +215,26 @@ void expandSchemaWildcards(Plan& p) {
     {
       int64_t oldTokens = 0;
       for (auto& f : q.schema) oldTokens += int64_t(f.program.size());
-      const int64_t w = outputWidth(p, q, [](const Query& s) { return int64_t(flatWidth(s)); });
+      const int64_t w = outputWidth(p, q, [&](const Query& s) { return int64_t(flat.width(s)); });
       budget.add(q, w - flatWidth(q), w - oldTokens);
     }
     if (q.program.size() == 1) {
       const Query& s = p.get(std::get<std::string>(q.program[0].v));
       std::vector<Field> fields;
-      fields.reserve(size_t(flatWidth(s)));
-      int flat = 0;
+      fields.reserve(size_t(flat.width(s)));
+      int element = 0;
       for (auto& f : s.schema)
         for (int e = 0; e < f.flatCount(); ++e) {
           Field nf = slotField(f, s.id + "_" + std::to_string(counter++));
-          nf.program = {Token(Op::PUSH_ID, IdxPair(s.id, flat++))};
+          nf.program = {Token(Op::PUSH_ID, IdxPair(s.id, element++))};
           fields.push_back(std::move(nf));
         }
       q.schema = std::move(fields);
+      flat.invalidate(q);
     } else {
       try {
-        q.schema = buildOutputSchema(p, getArgs(q.program));
+        q.schema = buildOutputSchema(p, getArgs(q.program), flat);
+        flat.invalidate(q);
       } catch (const RefError& e) {
         throw RefError(std::string(e.what()) + " (stream '" + q.id + "')", q.loc);
       } catch (const CompileError& e) {
@@ -241,6 +247,7 @@ void expandSchemaWildcards(Plan& p) {
 
 void expandIndexWildcards(Plan& p) {
   PlanBudget budget = PlanBudget::of(p);
+  FlatIndex flat(p);  // a stream expanded here is invalidated: later readers see its new width
   for (auto& q : p.queries) {
     bool has = false;
     for (auto& f : q.schema)
@@ -258,7 +265,7 @@ void expandIndexWildcards(Plan& p) {
       std::string stream = s.substr(0, s.find('['));
       const Query* src = p.find(stream);
       if (!src) throw CompileError("stream '" + q.id + "' refers to unknown stream '" + stream + "' in " + s, q.loc);
-      int w = flatWidth(*src);
+      int w = flat.width(*src);
       width = width < 0 ? w : std::min(width, w);
     }
     if (width <= 0) throw CompileError("stream '" + q.id + "': [_] expands to no field", q.loc);
@@ -278,6 +285,7 @@ void expandIndexWildcards(Plan& p) {
         }
       q.schema.push_back(std::move(f));
     }
+    flat.invalidate(q);
   }
 }
 

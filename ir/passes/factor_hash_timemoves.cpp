@@ -3,6 +3,8 @@
 // emitted sequence, the interval and the origin, and can only lower the tail.
 #include <algorithm>
 #include <climits>
+#include <set>
+#include <unordered_map>
 
 #include "passes.hpp"
 
@@ -35,26 +37,21 @@ void retargetProgram(Program& prog, const std::string& from, const std::string& 
   }
 }
 
-int consumers(const Plan& p, const std::string& name, const Query* except) {
-  int n = 0;
-  for (auto& q : p.queries) {
-    if (&q == except) continue;
-    for (auto& t : q.program)
-      if (t.op == Op::PUSH_STREAM && std::get<std::string>(t.v) == name) ++n;
-    for (auto& f : q.schema)
-      for (auto& t : f.program) {
-        if (t.op == Op::PUSH_ID && std::get<IdxPair>(t.v).first == name) ++n;
-        if (t.op == Op::PUSH_ID2) {
-          auto* s = idxPairName(t);
-          if (s && startsWithRef(*s, name)) ++n;
+// The names a query consumes in the reference's count: FROM operands and
+// field references (PUSH_ID, PUSH_ID2 "s[...]"), once per token.
+template <class F>
+void forEachConsumed(const Query& q, F f) {
+  for (auto& t : q.program)
+    if (t.op == Op::PUSH_STREAM) f(std::get<std::string>(t.v));
+  for (auto& fl : q.schema)
+    for (auto& t : fl.program) {
+      if (t.op == Op::PUSH_ID) f(std::get<IdxPair>(t.v).first);
+      if (t.op == Op::PUSH_ID2)
+        if (auto* s = idxPairName(t)) {
+          auto br = s->find('[');
+          if (br != std::string::npos && br > 0) f(s->substr(0, br));
         }
-      }
-  }
-  return n;
-}
-
-int countId(const Plan& p, const std::string& id) {
-  return int(std::count_if(p.queries.begin(), p.queries.end(), [&](const Query& q) { return q.id == id; }));
+    }
 }
 
 // [PUSH_STREAM A, STREAM_TIMEMOVE(i)] of a substrate, or nothing.
@@ -74,62 +71,120 @@ void retarget(Query& q, const std::string& from, const std::string& to) {
   for (auto& r : q.rules) retargetProgram(r.condition, from, to);
 }
 
+// The reference rescans the plan from the start after every rewrite until a
+// scan changes nothing, erasing the shift substrates nobody reads any more.
+// The same rewrites in the same order: entries are marked dead instead of
+// erased (positions stay), counts of entries and consumers are kept up to
+// date, and a scan resumes after the rewritten stream, or earlier at a `#`
+// that reads it (now a shift itself, that `#` may match; nothing else before
+// it can change).
 bool factorMatchedHashTimeMoves(Plan& p) {
-  bool optimized = false;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (size_t qi = 0; qi < p.queries.size() && !changed; ++qi) {
-      Query& q = p.queries[qi];
-      if (p.frozenIds.count(q.id)) continue;  // a running stream is never rewritten
-      if (q.program.size() != 3 || q.program[2].op != Op::STREAM_HASH || q.program[0].op != Op::PUSH_STREAM ||
-          q.program[1].op != Op::PUSH_STREAM)
-        continue;
-      const std::string L = std::get<std::string>(q.program[0].v), R = std::get<std::string>(q.program[1].v);
-      if (L == R) continue;
-      // The cheap tests first; counting entries scans the plan.
-      const Query* lq = p.find(L);
-      const Query* rq = p.find(R);
-      if (!lq || !rq) continue;  // (a count of 0)
-      std::string A, B;
-      int i = 0, k = 0;
-      if (!shiftOf(*lq, A, i) || !shiftOf(*rq, B, k)) continue;
-      if (countId(p, L) != 1 || countId(p, R) != 1) continue;
-      Rational dA = p.get(A).interval, dB = p.get(B).interval;
-      if (dA.num <= 0 || dB.num <= 0 || !(dA * Rational(i) == dB * Rational(k))) continue;
-      if (int64_t(i) + k > INT32_MAX) continue;
-      Program hashProg{Token(Op::PUSH_STREAM, A), Token(Op::PUSH_STREAM, B), Token(Op::STREAM_HASH)};
-      const std::string H = substrateName(hashProg);
-      if (const Query* h = p.find(H)) {
-        if (countId(p, H) != 1 || !h->isSubstrat || h->program != hashProg || h->interval != q.interval ||
-            !sameFieldShapes(*h, p.get(L)))
-          continue;
-      } else {
-        Query nq = p.get(L);
-        nq.id = H;
-        nq.interval = q.interval;
-        nq.isSubstrat = true;
-        nq.program = hashProg;
-        nq.rules.clear();
-        retarget(nq, L, H);
-        p.queries.push_back(std::move(nq));
+  std::vector<char> dead(p.queries.size(), 0);
+  std::unordered_map<std::string, std::vector<size_t>> at;   // id -> live positions, ascending
+  std::unordered_map<std::string, int64_t> consumed;          // name -> consuming tokens (all live entries)
+  std::unordered_map<std::string, std::set<size_t>> readers;  // name -> live positions whose FROM reads it
+  auto addRefs = [&](size_t i, int64_t d) {
+    forEachConsumed(p.queries[i], [&](const std::string& n) { consumed[n] += d; });
+  };
+  auto addReaders = [&](size_t i, bool add) {
+    for (auto& t : p.queries[i].program)
+      if (t.op == Op::PUSH_STREAM) {
+        auto& r = readers[std::get<std::string>(t.v)];
+        if (add) r.insert(i);
+        else r.erase(i);
       }
-      Query& target = p.queries[qi];  // push_back may have moved it
-      int shift = i + k;
-      target.program = shift == 0 ? Program{Token(Op::PUSH_STREAM, H)}
-                                  : Program{Token(Op::PUSH_STREAM, H), Token(Op::STREAM_TIMEMOVE, int32_t(shift))};
-      retarget(target, L, H);
-      retarget(target, R, H);
-      for (const std::string& gone : {L, R}) {
-        if (consumers(p, gone, nullptr) == 0) {
-          auto it = std::find_if(p.queries.begin(), p.queries.end(), [&](const Query& x) { return x.id == gone; });
-          if (it != p.queries.end() && it->isSubstrat) p.queries.erase(it);
-        }
-      }
-      optimized = changed = true;
-    }
+  };
+  for (size_t i = 0; i < p.queries.size(); ++i) {
+    at[p.queries[i].id].push_back(i);
+    addRefs(i, 1);
+    addReaders(i, true);
   }
-  if (optimized) topoSort(p);
-  return optimized;
+  auto count = [&](const std::string& id) {
+    auto it = at.find(id);
+    return it == at.end() ? size_t(0) : it->second.size();
+  };
+  auto find = [&](const std::string& id) -> Query* {
+    auto it = at.find(id);
+    return it == at.end() || it->second.empty() ? nullptr : &p.queries[it->second.front()];
+  };
+  bool optimized = false;
+  for (size_t qi = 0; qi < p.queries.size(); ++qi) {
+    if (dead[qi]) continue;
+    Query& q = p.queries[qi];
+    if (p.frozenIds.count(q.id)) continue;  // a running stream is never rewritten
+    if (q.program.size() != 3 || q.program[2].op != Op::STREAM_HASH || q.program[0].op != Op::PUSH_STREAM ||
+        q.program[1].op != Op::PUSH_STREAM)
+      continue;
+    const std::string L = std::get<std::string>(q.program[0].v), R = std::get<std::string>(q.program[1].v);
+    if (L == R || count(L) != 1 || count(R) != 1) continue;
+    std::string A, B;
+    int i = 0, k = 0;
+    if (!shiftOf(*find(L), A, i) || !shiftOf(*find(R), B, k)) continue;
+    const Query* qa = find(A);
+    const Query* qb = find(B);
+    if (!qa) p.get(A);  // the reference's lookup error
+    if (!qb) p.get(B);
+    Rational dA = qa->interval, dB = qb->interval;
+    if (dA.num <= 0 || dB.num <= 0 || !(dA * Rational(i) == dB * Rational(k))) continue;
+    if (int64_t(i) + k > INT32_MAX) continue;
+    Program hashProg{Token(Op::PUSH_STREAM, A), Token(Op::PUSH_STREAM, B), Token(Op::STREAM_HASH)};
+    const std::string H = substrateName(hashProg);
+    if (const Query* h = find(H)) {
+      if (count(H) != 1 || !h->isSubstrat || h->program != hashProg || h->interval != q.interval ||
+          !sameFieldShapes(*h, *find(L)))
+        continue;
+    } else {
+      Query nq = *find(L);
+      nq.id = H;
+      nq.interval = q.interval;
+      nq.isSubstrat = true;
+      nq.program = hashProg;
+      nq.rules.clear();
+      retarget(nq, L, H);
+      p.queries.push_back(std::move(nq));  // moves q
+      dead.push_back(0);
+      const size_t hi = p.queries.size() - 1;
+      at[H].push_back(hi);
+      addRefs(hi, 1);
+      addReaders(hi, true);
+    }
+    Query& target = p.queries[qi];
+    addRefs(qi, -1);
+    addReaders(qi, false);
+    int shift = i + k;
+    target.program = shift == 0 ? Program{Token(Op::PUSH_STREAM, H)}
+                                : Program{Token(Op::PUSH_STREAM, H), Token(Op::STREAM_TIMEMOVE, int32_t(shift))};
+    retarget(target, L, H);
+    retarget(target, R, H);
+    addRefs(qi, 1);
+    addReaders(qi, true);
+    for (const std::string& gone : {L, R}) {
+      if (consumed[gone] != 0) continue;
+      auto it = at.find(gone);
+      if (it == at.end() || it->second.empty()) continue;
+      const size_t g = it->second.front();
+      if (!p.queries[g].isSubstrat) continue;
+      dead[g] = 1;
+      it->second.erase(it->second.begin());
+      addRefs(g, -1);
+      addReaders(g, false);
+    }
+    optimized = true;
+    // Resume after this stream, or at the first `#` reading it, now that it may be a shift.
+    size_t resume = qi + 1;
+    if (target.isSubstrat)
+      for (size_t r : readers[target.id])
+        if (!dead[r] && r < resume) resume = r;
+    qi = resume - 1;  // ++qi
+  }
+  if (!optimized) return false;
+  std::vector<Query> kept;
+  kept.reserve(p.queries.size());
+  for (size_t i = 0; i < p.queries.size(); ++i)
+    if (!dead[i]) kept.push_back(std::move(p.queries[i]));
+  p.queries = std::move(kept);
+  topoSort(p);
+  return true;
 }
 
 }  // namespace ir::passes

@@ -93,26 +93,13 @@ std::optional<Field> InputView::slot(int i) {
       return a;
     }
     case Op::STREAM_AGSE:
-      if (!fixed_) {
-        auto [t, size] = flat_.widest(*s1_);
-        Field f;  // as windowSlot()
-        f.type = t;
-        f.rlen = t == Type::STRING ? 1 : size;
-        f.rarray = t == Type::STRING ? size : 1;
-        fixed_ = f;
-      }
+      if (!fixed_) fixed_ = windowSlotOf(flat_.widest(*s1_));
       return fixed_;
     case Op::STREAM_AVG:
     case Op::STREAM_MIN:
     case Op::STREAM_MAX:
     case Op::STREAM_SUM:
-      if (!fixed_) {
-        Type t = flat_.widest(*s1_).first;
-        Field f;  // as reductionSlot()
-        f.type = (t == Type::FLOAT || t == Type::DOUBLE) ? t : Type::RATIONAL;
-        f.rlen = typeSize(f.type);
-        fixed_ = f;
-      }
+      if (!fixed_) fixed_ = reductionSlotOf(flat_.widest(*s1_).first);
       return fixed_;
     default: return flat_.slot(*s1_, i);
   }

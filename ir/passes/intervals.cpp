@@ -110,6 +110,7 @@ Rational intervalOf(const Plan& p, const Query& q, Operands& ops) {
 std::optional<std::vector<Rational>> finalIntervals(const Plan& p, std::vector<Operands>& ops) {
   const size_t n = p.queries.size();
   std::vector<Rational> fin(n);
+  std::vector<int> width(n, -1);  // flat widths, once needed
   std::vector<char> state(n, 0);  // 0 new, 1 on the stack, 2 done
   auto posOf = [&](const Query* q) { return size_t(q - p.queries.data()); };
   std::vector<std::pair<size_t, int>> stack;
@@ -149,7 +150,11 @@ std::optional<std::vector<Rational>> finalIntervals(const Plan& p, std::vector<O
         }
         Rational d = intervalFrom(
             q, sub ? Rational(1) : fin[posOf(o.s1)], [&] { return fin[posOf(o.s2)]; },
-            [&] { return flatWidth(*o.s1); });
+            [&] {
+              int& w = width[posOf(o.s1)];
+              if (w < 0) w = flatWidth(*o.s1);
+              return w;
+            });
         if (d.isZero() || !d.fitsInt32()) return std::nullopt;
         if (!q.interval.isZero() && q.interval != d) return std::nullopt;
         fin[v] = d;

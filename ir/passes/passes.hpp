@@ -30,6 +30,8 @@ std::vector<Field> flattenSchema(const Query& src);  // one field per flat eleme
 std::vector<Field> interleaveSlots(const Query& a, const Query& b);  // a # b, promoted per position
 Field windowSlot(const Query& src);                                   // one element of src @ (k, w)
 Field reductionSlot(const Query& src);                                // src.min/.max/.avg/.sumc
+Field windowSlotOf(std::pair<Type, int> widest);                      // the same from widest(src)
+Field reductionSlotOf(Type widestType);
 
 // intervals.cpp
 void resolveStreamIntervals(Plan& p);

@@ -2,6 +2,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "flat.hpp"
 #include "passes.hpp"
 
 namespace ir::passes {
@@ -228,12 +229,13 @@ void validateDirectives(const Plan& p) {
 }
 
 void validateConstraints(const Plan& p) {
+  FlatIndex flat(p);
   for (auto& q : p.queries) {
     if (q.program.empty()) continue;
     Args a = getArgs(q.program);
     switch (a.op.op) {
       case Op::STREAM_HASH:
-        if (flatWidth(p.get(a.a1)) != flatWidth(p.get(a.a2)))
+        if (flat.width(p.get(a.a1)) != flat.width(p.get(a.a2)))
           throw CompileError("HASH operation constraint failed on " + q.id + ": '" + a.a1 + "' has " +
                                  std::to_string(flatWidth(p.get(a.a1))) + " elements, '" + a.a2 + "' has " +
                                  std::to_string(flatWidth(p.get(a.a2))),
