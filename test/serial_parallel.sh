@@ -5,7 +5,7 @@
 # /dev/urandom are skipped (their input differs between runs).
 set -u
 xr=$1
-cases=${2:-$(cd "$(dirname "$0")/../.." && pwd)/shared/conformance/cases}
+cases=${2:-${RDB_SHARED_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/shared}/conformance/cases}
 [ -d "$cases" ] || { echo "serial_parallel: no cases at $cases"; echo "0 passed, 1 failed"; exit 1; }
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 pass=0 fail=0 skip=0
