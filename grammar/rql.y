@@ -61,6 +61,7 @@ struct Ctx {
 #include <cstdlib>
 #include "grammar/front.hpp"
 #include "ir/functions.hpp"
+#include "ir/limits.hpp"
 
 namespace rql::gen {
 static Parser::symbol_type yylex(Ctx& ctx);
@@ -81,10 +82,18 @@ static ir::Rational ratOf(const std::string& n, const std::string& d, const ir::
   if (den == 0) throw SyntaxError("denominator of " + n + "/" + d + " is zero", loc);
   return ir::Rational(toCount(n, loc), den);
 }
-static void append(ir::Program& a, const ir::Program& b) { a.insert(a.end(), b.begin(), b.end()); }
+// Nesting (in yylex) and expression size are limited as programs are built:
+// operands are copied into their operator's program at every level, so deep
+// nesting over a long expression would cost their product.
+static void append(ir::Program& a, const ir::Program& b, const ir::SrcLoc& loc) {
+  if (int64_t(a.size()) + int64_t(b.size()) >= ir::kMaxExpressionTokens)
+    throw ir::CompileError("expression of more than " + std::to_string(ir::kMaxExpressionTokens) +
+                           " tokens; the limit is " + std::to_string(ir::kMaxExpressionTokens), loc);
+  a.insert(a.end(), b.begin(), b.end());
+}
 static Expr binary(Expr a, const Expr& b, ir::Op op, const ir::SrcLoc& loc) {
   if (a.intOverflow || b.intOverflow) throw SyntaxError("integer literal 2147483648 is out of range", loc);
-  append(a.p, b.p);
+  append(a.p, b.p, loc);
   a.p.push_back(ir::Token(op));
   a.bareNumber = false;
   return a;
@@ -96,7 +105,7 @@ static Expr checked(Expr e, const ir::SrcLoc& loc) {
 static SExpr sbinary(SExpr a, const SExpr& b, ir::Token op, const ir::SrcLoc& loc) {
   if (a.hasReducer || b.hasReducer)
     throw SyntaxError("a stream reducer (.min .max .avg .sumc) must be the whole FROM expression", loc);
-  append(a.p, b.p);
+  append(a.p, b.p, loc);
   a.p.push_back(std::move(op));
   a.plainName = false;
   return a;
@@ -116,7 +125,7 @@ static Expr call(const std::string& name, std::vector<Expr> args, const ir::SrcL
     throw ir::CompileError("function '" + std::string(fn->name) + "' takes " + std::to_string(fn->arity) +
                            " argument" + (fn->arity == 1 ? "" : "s") + ", got " + std::to_string(args.size()), loc);
   Expr e;
-  for (auto& a : args) append(e.p, checked(std::move(a), loc).p);
+  for (auto& a : args) append(e.p, checked(std::move(a), loc).p, loc);
   e.p.push_back(ir::Token(ir::Op::CALL, std::string(fn->name)));
   return e;
 }
@@ -129,9 +138,7 @@ static ir::Query* findQuery(Ctx& ctx, const std::string& id) {
     if ((*ctx.out)[i].id == id) return &(*ctx.out)[i];
   return nullptr;
 }
-// Deeper nesting costs the parser and the passes more than it is worth
-// (operands are copied into their operator's program at every level).
-constexpr int kMaxNesting = 1000;
+using ir::kMaxNesting;
 }  // namespace rql::gen
 }
 
@@ -458,17 +465,17 @@ opt_dump_retention: %empty { ctx.pendingRule.dumpRetention = 0; }
                   | RETENTION DECIMAL { ctx.pendingRule.dumpRetention = toCount($2, @2); }
                   ;
 
-cond: cond OR cond { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::OR)); }
-    | cond AND cond { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::AND)); }
+cond: cond OR cond { $$ = std::move($1); append($$, $3, @2); $$.push_back(ir::Token(ir::Op::OR)); }
+    | cond AND cond { $$ = std::move($1); append($$, $3, @2); $$.push_back(ir::Token(ir::Op::AND)); }
     | cmp { $$ = std::move($1); }
     ;
 
-cmp: cmp EQ cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_EQUAL)); }
-    | cmp NE cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_NOT_EQUAL)); }
-    | cmp GT cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_GT)); }
-    | cmp LT cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_LT)); }
-    | cmp GE cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_GE)); }
-    | cmp LE cmp { $$ = std::move($1); append($$, $3); $$.push_back(ir::Token(ir::Op::CMP_LE)); }
+cmp: cmp EQ cmp { $$ = std::move($1); append($$, $3, @2); $$.push_back(ir::Token(ir::Op::CMP_EQUAL)); }
+    | cmp NE cmp { $$ = std::move($1); append($$, $3, @2); $$.push_back(ir::Token(ir::Op::CMP_NOT_EQUAL)); }
+    | cmp GT cmp { $$ = std::move($1); append($$, $3, @2); $$.push_back(ir::Token(ir::Op::CMP_GT)); }
+    | cmp LT cmp { $$ = std::move($1); append($$, $3, @2); $$.push_back(ir::Token(ir::Op::CMP_LT)); }
+    | cmp GE cmp { $$ = std::move($1); append($$, $3, @2); $$.push_back(ir::Token(ir::Op::CMP_GE)); }
+    | cmp LE cmp { $$ = std::move($1); append($$, $3, @2); $$.push_back(ir::Token(ir::Op::CMP_LE)); }
     | expr { $$ = checked(std::move($1), @1).p; }
     ;
 

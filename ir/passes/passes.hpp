@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/ir.hpp"
+#include "ir/limits.hpp"
 
 namespace ir::passes {
 
@@ -88,13 +89,12 @@ void checkDuplicateNames(const Plan& p);
 // plan: at most kMaxPlanElements elements and kMaxPlanTokens field tokens.
 void checkPlanLimits(const Plan& p);
 
-// Plan-size limits. Each is checked before the work it bounds, so an
-// oversized plan is refused at once, with the place of the statement.
-constexpr int64_t kMaxStreams = 8192;             // streams, the substrates of FROM expressions included
-constexpr int64_t kMaxExpressionTokens = 65536;   // tokens of one field, rule condition or FROM expression
-constexpr int64_t kMaxPlanElements = 1 << 19;     // flat elements of all stream records together
-constexpr int64_t kMaxPlanTokens = 1 << 22;       // tokens of all field programs and rule conditions together
-constexpr int64_t kMaxDepth = 1024;               // streams in a row from a declared stream (FROM chain)
+// Plan-size limits: ir/limits.hpp.
+using ir::kMaxDepth;
+using ir::kMaxExpressionTokens;
+using ir::kMaxPlanElements;
+using ir::kMaxPlanTokens;
+using ir::kMaxStreams;
 // Checked on the parsed statements, before any pass: stream count (with the
 // substrates extraction will add), expression sizes, total tokens.
 void checkPlanSize(const Plan& p);

@@ -142,7 +142,7 @@ TEST_CASE("unary minus: 10^4 fold or stay as written, 10^5 are refused as one ov
   CHECK(kept.get("q").schema[0].program.back().op == ir::Op::NEGATE);
 
   Refusal r = refusal(s + "SELECT " + repeat("- ", 100000) + "s[0] STREAM q FROM s\n");
-  CHECK(r.message == "the expression of field 'q_0' of stream 'q' has 100001 tokens; the limit is 65536");
+  CHECK(r.message == "the expression of field 'q_0' of stream 'q' has 100001 tokens; the limit is 16384");
   CHECK(r.loc.line == 2);
 }
 
@@ -203,6 +203,12 @@ TEST_CASE("[_] over a wide stream is counted before it is expanded", "[limits][i
   ir::Plan p = testing::compileText(s + "SELECT s[_]*2+1 STREAM q FROM s\n");
   REQUIRE(p.get("q").schema.size() == 200000);
   CHECK(ut::field(p, "q", 199999) == "PUSH_ID(q[199999]) PUSH_VAL(2) MULTIPLY PUSH_VAL(1) ADD");
+  // 15 tokens for each of 200000 elements pass the plan's token limit before they are built.
+  Refusal t = refusal(s + "SELECT s[_]*1+s[_]*2+s[_]*3+s[_]*4 STREAM q FROM s\n");
+  CHECK(t.message ==
+        "the field expressions of all streams together would have 3000000 tokens (stream 'q' brings the total over "
+        "the limit); the limit is 2097152");
+  CHECK(t.loc.line == 2);
   // 200000 + 200000 elements, and two such streams would pass the limit.
   Refusal r = refusal(s + "SELECT s[_]*2 STREAM q FROM s\nSELECT s[_]+1 STREAM q2 FROM s\n");
   CHECK(r.message.find("would have 600000 elements (stream 'q2'") != std::string::npos);

@@ -1,0 +1,18 @@
+// Plan-size limits. Each is checked before the work it bounds (the parser
+// checks nesting and expression size as it builds; the compiler the rest
+// before its passes), so an oversized plan is refused at once with the place
+// of its statement (ir::CompileError, exit 71).
+#pragma once
+
+#include <cstdint>
+
+namespace ir {
+
+constexpr int64_t kMaxStreams = 8192;            // streams, the substrates of FROM expressions included
+constexpr int64_t kMaxExpressionTokens = 16384;  // tokens of one field, rule condition or FROM expression
+constexpr int64_t kMaxPlanElements = 1 << 19;    // flat elements of all stream records together
+constexpr int64_t kMaxPlanTokens = 1 << 21;      // tokens of all field programs and rule conditions together
+constexpr int64_t kMaxDepth = 1024;              // streams in a row from a declared stream (FROM chain)
+constexpr int kMaxNesting = 1000;                // parentheses open at once in a statement
+
+}  // namespace ir
