@@ -167,6 +167,22 @@ TEST_CASE("nested unary minus: 1000 levels compile, 13827 are refused at the fir
   CHECK(r.loc.col == 8 + 2 * 1000 + 1);  // the 1001st "(" of "SELECT -(-(..."
 }
 
+TEST_CASE("a long expression nested deep is refused by the parser as it grows past 16384 tokens",
+          "[limits][nesting]") {
+  const std::string s = decl("s");
+  auto rightNested = [](int terms) {
+    std::string inner = repeat("s[0]", terms, "+"), e;
+    for (int i = 0; i < 999; ++i) e += inner + "+(";
+    return e + "s[0]" + repeat(")", 999);
+  };
+  ir::Plan p = testing::compileText(s + "SELECT " + rightNested(4) + " STREAM q FROM s\n");
+  CHECK(p.get("q").schema[0].program.size() == 999 * 8 + 1);
+  Refusal r = refusal(s + "SELECT " + rightNested(40) + " STREAM q FROM s\n");
+  CHECK(r.message == "expression of more than 16384 tokens; the limit is 16384");
+  CHECK(r.loc.line == 2);
+  CHECK(r.loc.col > 1);  // at the operator that makes it too long
+}
+
 TEST_CASE("a window of 262144 compiles; a window over it passes the plan's element limit",
           "[limits][agse]") {
   const std::string s = decl("s", "a BYTE");
