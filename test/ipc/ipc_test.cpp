@@ -884,7 +884,12 @@ TEST_CASE("live engine: removing ad hoc streams gives their memory back; cycles 
   std::this_thread::sleep_for(200ms);
   const long after = rssKb(e.pid);
   INFO("RSS before " << before << " kB, after six cycles " << after << " kB");
+#if defined(__SANITIZE_ADDRESS__)
+  WARN("AddressSanitizer keeps freed memory in quarantine: RSS is not checked in this build");
+  (void)before, (void)after;
+#else
   CHECK(after - before < 12 * 1024);
+#endif
   // The stream list is back to the plan's.
   CHECK(e.streamNames() == std::vector<std::string>{"c", "s"});
 }
