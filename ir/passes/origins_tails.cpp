@@ -95,7 +95,9 @@ int64_t originOf(const Plan& p, const Query& q, const Values& O) {
   }
 }
 
-int64_t hashTail(const R& dA, int64_t wA, const R& dB, int64_t wB, const R& dC) {
+}  // namespace
+
+int64_t hashTailScan(const R& dA, int64_t wA, const R& dB, int64_t wB, const R& dC) {
   R ratio = dA / dB;  // p/q
   int64_t period = ratio.num + ratio.den;
   if (period > 100000) {
@@ -152,6 +154,28 @@ int64_t hashTail(const R& dA, int64_t wA, const R& dB, int64_t wB, const R& dC) 
   }
   return best;
 }
+
+// hashTailScan() without the scan. With ΔA/ΔB = m/n (reduced), P = m + n and
+// ΔC = ΔA·ΔB/(ΔA+ΔB) (the interval of A # B), the slots of one period are n
+// slots of A and m of B, ΔA/ΔC = P/n and ΔB/ΔC = P/m. The u-th A slot (u in
+// 1..n) is at i = ceil(uP/n) - 1 and needs ceil((u+wA)P/n) - ceil(uP/n),
+// largest at u = n: ceil(wA·P/n). The v-th B slot (v in 1..m) is at
+// i = floor((v-1)P/m) and needs ceil((v+wB)P/m) - 1 - floor((v-1)P/m) =
+// ceil(φ + (1+wB)P/m) - 1 for the fraction φ of (v-1)P/m, which takes every
+// k/m (gcd(P, m) = 1): largest at (m-1)/m.
+int64_t hashTail(const R& dA, int64_t wA, const R& dB, int64_t wB, const R& dC) {
+  const R ratio = dA / dB;
+  const int64_t m = ratio.num, n = ratio.den, P = m + n;
+  if (P > 100000 || m <= 0 || n <= 0 || wA < 0 || wB < 0 || wA > INT32_MAX || wB > INT32_MAX ||
+      dC != dA * dB / (dA + dB))
+    return hashTailScan(dA, wA, dB, wB, dC);
+  auto ceilDiv = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  const int64_t bestA = ceilDiv(wA * P, n);
+  const int64_t bestB = ceilDiv(m - 1 + (1 + wB) * P, m) - 1;
+  return std::max<int64_t>({0, bestA, bestB});
+}
+
+namespace {
 
 int64_t tailOf(const Plan& p, const Query& q, const Values& W) {
   const Token& op = q.program.back();

@@ -73,6 +73,9 @@ std::vector<Field> inputRecord(const Plan& p, const Query& q);
 // origins_tails.cpp
 void computeLogicalOrigins(Plan& p);
 void computeStartupLatencies(Plan& p);
+// Tail of C = A # B (A, B with intervals dA, dB and tails wA, wB; dC the interval of C).
+int64_t hashTail(const Rational& dA, int64_t wA, const Rational& dB, int64_t wB, const Rational& dC);
+int64_t hashTailScan(const Rational& dA, int64_t wA, const Rational& dB, int64_t wB, const Rational& dC);  // by a scan
 
 // capacities.cpp
 void computeRequiredCapacities(Plan& p);

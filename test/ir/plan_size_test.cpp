@@ -256,6 +256,24 @@ TEST_CASE("window demand in closed form equals the scan over one period", "[limi
   }
 }
 
+TEST_CASE("hash tail in closed form equals the scan over one period", "[limits][tails]") {
+  std::mt19937 g(3);
+  for (int i = 0; i < 20000; ++i) {
+    const ir::Rational dA(1 + g() % 60, 1 + g() % 60), dB(1 + g() % 60, 1 + g() % 60);
+    const int64_t wA = g() % 40, wB = g() % 40;
+    const ir::Rational dC = dA * dB / (dA + dB);
+    INFO("dA=" << dA.str() << " dB=" << dB.str() << " wA=" << wA << " wB=" << wB);
+    REQUIRE(passes::hashTail(dA, wA, dB, wB, dC) == passes::hashTailScan(dA, wA, dB, wB, dC));
+  }
+  // A period near the limit, many times over: the scan would be 10^5 steps each.
+  std::string t = decl("a") + "DECLARE a INTEGER STREAM b, 1/50000 FILE 'b.dat'\n";
+  t.replace(t.find(", 1 FILE"), 8, ", 1/49999 FILE");
+  for (int i = 0; i < 2000; ++i) t += "SELECT * STREAM h" + std::to_string(i) + " FROM a#b\n";
+  ir::Plan p = testing::compileText(t);
+  CHECK(p.get("h1999").tail == passes::hashTailScan(ir::Rational(1, 49999), 0, ir::Rational(1, 50000), 0,
+                                                    p.get("h1999").interval));
+}
+
 TEST_CASE("Plan::find: the first entry of an id, after reordering, growth, removal and renaming",
           "[limits][find]") {
   ir::Plan p;
