@@ -130,13 +130,21 @@ bool shareEquivalentSelectComputations(Plan& p) {
     for (auto& c : profile) c = char(toupper((unsigned char)c));
   }
   bool changed = false;
+  // Positions of the first entry of every id; the loop below only appends.
+  std::unordered_map<std::string, size_t> first;
+  first.reserve(p.queries.size());
+  for (size_t i = 0; i < p.queries.size(); ++i) first.emplace(p.queries[i].id, i);
+  auto get = [&](const std::string& id) -> Query& {
+    auto it = first.find(id);
+    return it == first.end() ? p.get(id) : p.queries[it->second];
+  };
   for (auto& [fp, ids] : groups) {
     if (ids.size() < 2) continue;
     std::sort(ids.begin(), ids.end());
     const std::string& rep = ids.front();
     std::string name = "STREAM_SELECT_" + rep;
-    for (int n = 2; p.find(name); ++n) name = "STREAM_SELECT_" + rep + "_" + std::to_string(n);
-    Query shared = p.get(rep);
+    for (int n = 2; first.count(name); ++n) name = "STREAM_SELECT_" + rep + "_" + std::to_string(n);
+    Query shared = get(rep);
     shared.id = name;
     shared.filename.clear();
     shared.isDisposable = shared.isOneShot = shared.isHold = false;
@@ -149,11 +157,12 @@ bool shareEquivalentSelectComputations(Plan& p) {
     shared.storageProfile = "DEFAULT";
     shared.userRefs.clear();
     for (auto& id : ids) {
-      Query& m = p.get(id);
+      Query& m = get(id);
       for (size_t j = 0; j < m.schema.size(); ++j) m.schema[j].program = {Token(Op::PUSH_ID, IdxPair(name, int(j)))};
       m.program = {Token(Op::PUSH_STREAM, name)};
     }
     p.queries.push_back(std::move(shared));
+    first.emplace(name, p.queries.size() - 1);
     changed = true;
   }
   if (!changed) return false;
