@@ -190,7 +190,8 @@ std::string textForm(const Value& v) { return render(v, false); }
 std::string Token::print() const { return std::string(opName(op)) + "(" + printForm(v) + ")"; }
 
 // ---------------------------------------------------------------- queries
-static bool isStreamOperator(Op op) {
+// The FROM operators Query::isReductionRequired() counts (reducers are not among them).
+bool isStreamOperator(Op op) {
   switch (op) {
     case Op::STREAM_HASH:
     case Op::STREAM_DEHASH_DIV:

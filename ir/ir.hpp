@@ -66,6 +66,7 @@ const char* opName(Op op);
 bool opPrintsArgInFrom(Op op);
 bool opPrintsArgInField(Op op);
 const char* opMeaning(Op op);
+bool isStreamOperator(Op op);  // + # & % - > @ (the binary and shifting FROM operators)
 std::optional<Op> opFromName(const std::string& name);
 
 // Alternatives in type-ordinal order: the index equals the Type ordinal.

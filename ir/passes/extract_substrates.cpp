@@ -11,19 +11,6 @@ namespace {
 
 bool isOperator(Op op) { return op != Op::PUSH_STREAM && op != Op::PUSH_VAL; }
 
-// The operators Query::isReductionRequired() counts.
-bool isStreamOperator(Op op) {
-  switch (op) {
-    case Op::STREAM_HASH:
-    case Op::STREAM_DEHASH_DIV:
-    case Op::STREAM_DEHASH_MOD:
-    case Op::STREAM_ADD:
-    case Op::STREAM_SUBTRACT:
-    case Op::STREAM_TIMEMOVE:
-    case Op::STREAM_AGSE: return true;
-    default: return false;
-  }
-}
 
 int operandCount(Op op) {
   switch (op) {

@@ -59,18 +59,6 @@ std::string who(const Query& q) {
                      q.loc);
 }
 
-bool isStreamOperator(Op op) {
-  switch (op) {
-    case Op::STREAM_HASH:
-    case Op::STREAM_DEHASH_DIV:
-    case Op::STREAM_DEHASH_MOD:
-    case Op::STREAM_ADD:
-    case Op::STREAM_SUBTRACT:
-    case Op::STREAM_TIMEMOVE:
-    case Op::STREAM_AGSE: return true;
-    default: return false;
-  }
-}
 
 // Substrates extractIntermediateStreams() will cut out of q's FROM program:
 // every operator before the last stream operator.
