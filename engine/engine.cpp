@@ -27,7 +27,9 @@
 #endif
 #include "engine/latency.hpp"
 #include "engine/memory.hpp"
+#include "engine/operators/operators.hpp"
 #include "engine/rules.hpp"
+#include "engine/stream.hpp"
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
 #include "ir/passes/passes.hpp"
@@ -42,101 +44,8 @@ namespace engine {
 using ir::Rational;
 using ir::Type;
 
+
 namespace {
-
-// ---------------------------------------------------------------- history
-// The last `cap` records of a stream, addressed by logical index.
-struct History {
-  int rec = 0, elems = 0;
-  int64_t cap = 1;
-  int64_t mask = 0;   // cap - 1 when cap is a power of two (positions by mask), else -1
-  int64_t base = 0;   // logical index of the first record ever stored
-  int64_t count = 0;  // records stored so far
-  std::vector<uint8_t> data, nulls;
-
-  // `records` comes from ir::historyRing, the size the compiler budgets for.
-  void init(int recordSize, int elemCount, int64_t records, int64_t firstIndex) {
-    rec = recordSize;
-    elems = elemCount;
-    cap = std::max<int64_t>(records, 1);
-    mask = (cap & (cap - 1)) == 0 ? cap - 1 : -1;
-    base = firstIndex;
-    data.assign(size_t(cap * rec), 0);
-    nulls.assign(size_t(cap * elems), 1);
-  }
-  int64_t pos(int64_t i) const { return mask >= 0 ? (i & mask) : i % cap; }
-  bool get(int64_t n, const uint8_t*& d, const uint8_t*& nl) const {
-    if (n < base || n >= base + count || n < base + count - cap) return false;
-    int64_t p = pos(n - base);
-    d = data.data() + p * rec;
-    nl = nulls.data() + p * elems;
-    return true;
-  }
-  // The slot the next record goes to; fill it, then commit().
-  uint8_t* nextData() { return data.data() + pos(count) * rec; }
-  uint8_t* nextNulls() { return nulls.data() + pos(count) * elems; }
-  void commit() { ++count; }
-  void push(const uint8_t* d, const uint8_t* nl) {
-    int64_t p = pos(count);
-    memcpy(data.data() + p * rec, d, size_t(rec));
-    memcpy(nulls.data() + p * elems, nl, size_t(elems));
-    ++count;
-  }
-  int64_t newest() const { return base + count - 1; }
-};
-
-// Converts one element value between types (interleave promotion, windows).
-inline void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* d, int dsize) {
-  if (st == dt && ssize == dsize) {
-    memcpy(d, s, size_t(dsize));
-    return;
-  }
-  if (st == dt) {
-    int n = std::min(ssize, dsize);
-    memcpy(d, s, size_t(n));
-    if (dsize > n) memset(d + n, 0, size_t(dsize - n));
-    return;
-  }
-  if (st == Type::STRING || dt == Type::STRING) {
-    memset(d, 0, size_t(dsize));  // no implicit string conversion in records
-    return;
-  }
-  auto asDouble = [&]() -> double {
-    switch (st) {
-      case Type::BYTE: return double(*s);
-      case Type::INTEGER: { int32_t v; memcpy(&v, s, 4); return v; }
-      case Type::UINT: { uint32_t v; memcpy(&v, s, 4); return v; }
-      case Type::FLOAT: { float v; memcpy(&v, s, 4); return v; }
-      case Type::DOUBLE: { double v; memcpy(&v, s, 8); return v; }
-      case Type::RATIONAL: { int32_t v[2]; memcpy(v, s, 8); return double(v[0]) / double(v[1]); }
-      default: return 0;
-    }
-  };
-  auto asInt64 = [&]() -> int64_t {
-    switch (st) {
-      case Type::BYTE: return *s;
-      case Type::INTEGER: { int32_t v; memcpy(&v, s, 4); return v; }
-      case Type::UINT: { uint32_t v; memcpy(&v, s, 4); return v; }
-      case Type::RATIONAL: { vm::val::Rat r; memcpy(&r, s, 8); return vm::val::ratToInt(r); }
-      default: return int64_t(asDouble());
-    }
-  };
-  bool srcFloat = st == Type::FLOAT || st == Type::DOUBLE;
-  switch (dt) {
-    case Type::BYTE: { uint8_t v = srcFloat ? vm::val::f2u8(asDouble()) : uint8_t(asInt64()); memcpy(d, &v, 1); break; }
-    case Type::INTEGER: { int32_t v = srcFloat ? vm::val::f2i32(asDouble()) : int32_t(asInt64()); memcpy(d, &v, 4); break; }
-    case Type::UINT: { uint32_t v = srcFloat ? vm::val::f2u32(asDouble()) : uint32_t(asInt64()); memcpy(d, &v, 4); break; }
-    case Type::FLOAT: { float v = st == Type::RATIONAL ? [&] { int32_t r[2]; memcpy(r, s, 8); return float(r[0]) / float(r[1]); }() : float(asDouble()); memcpy(d, &v, 4); break; }
-    case Type::DOUBLE: { double v = asDouble(); memcpy(d, &v, 8); break; }
-    case Type::RATIONAL: {
-      vm::val::Rat r = srcFloat ? vm::val::rationalize(asDouble()) : vm::val::ratFromInt(asInt64());
-      memcpy(d, &r.num, 4);
-      memcpy(d + 4, &r.den, 4);
-      break;
-    }
-    default: memset(d, 0, size_t(dsize));
-  }
-}
 
 int64_t lcm64(int64_t a, int64_t b) {
   int64_t g = std::gcd(a, b);
@@ -147,51 +56,12 @@ int64_t lcm64(int64_t a, int64_t b) {
 
 }  // namespace
 
-static bool sameShape(const ir::Layout& src, const ir::Layout& in, int base);
-
-// ================================================================ streams
-struct Stream {
-  const ir::Query* q = nullptr;
-  int index = 0;
-  uint64_t serial = 0;  // never reused: background JIT results find their stream by it
-  bool declared = false;
-  ir::Layout out, in;
-  History hist;
-  std::vector<int> srcs;  // FROM operands (stream indices)
-  int64_t tick = 1;       // interval in scheduler ticks
-  size_t tickIndex = 0;   // which distinct interval
-  std::vector<char> operandWhole;  // operand k's record lies unchanged in the input record
-  std::vector<int> operandBase;    // first input element of operand k
-  std::vector<Rational> operandRatio;  // Δ/Δ_operand (index map of +)
-  Rational indexRatio;  // #: Δb/(Δa+Δb); & and %: Δ/r; -: r/Δa (the operator's index map)
-  int64_t due = 0;        // due slots seen so far
-  bool dueNow = false;
-  bool wroteNow = false;   // wrote a record in the current slot
-  int64_t firstIndex = 0;  // an ad hoc stream's first record (logical index)
-  int64_t joinAt = 0;      // an ad hoc stream is due only from this slot (ticks) on
-  bool adhoc = false;      // imported while running (may be removed again)
-  bool removed = false;    // removed: kept only so that stream indices stay valid
-  std::string unit;        // the JIT unit its code belongs to
-  std::unique_ptr<ir::Query> ownQuery;  // an ad hoc stream's statement (q points here)
-  // sources
-  std::unique_ptr<storage::Source> source;
-  // computed
-  vm::Program prog;
-  vm::Machine machine;
-  void (*native)(const uint8_t*, const uint8_t*, uint8_t*, uint8_t*) = nullptr;  // JIT-compiled prog
-  std::vector<uint8_t> inRec, inNull, outRec, outNull;
-  std::vector<int> inSrcElem;  // scratch
-  std::unique_ptr<storage::Store> store;
-  std::unique_ptr<storage::MetaIndex> meta;
-  int metaBits = 0;
-  std::vector<uint8_t> bitmap;
-  std::unique_ptr<StreamRules> rules;
-  std::string error;
-  bool released = false;
-  uint64_t rounded = 0;  // RATIONAL results rounded to the nearest representable fraction
-};
-
-constexpr int kTrialSlots = 3 * 512;
+// Blocks whose time is spent deciding whether the flow graph pays off.
+constexpr int kTrialBlocks = 7;
+// Slots per block (offline and behind schedule), unless Options say otherwise.
+constexpr int kBlockSlots = 512;
+// Bytes of one stream's ring a block may add to its history.
+constexpr int64_t kBlockBytes = int64_t(4) << 20;
 
 struct Engine::Impl {
   ir::Plan plan;
@@ -214,7 +84,10 @@ struct Engine::Impl {
   // a run are timed both ways (warm-up, serial, graph thirds).
   int schedTrial = 0;
   std::chrono::steady_clock::duration serialTime{}, graphTime{};
-  void timeTrialSlot(std::chrono::steady_clock::duration d, bool serial);
+  void timeTrialBlock(std::chrono::steady_clock::duration d, bool serial);
+  int blockSlots = kBlockSlots;  // the most slots one block runs
+  bool liveSource = false;       // a DEVICE source: one slot at a time
+  Block block;
   CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;
   std::unique_ptr<tbb::flow::graph> graph;
@@ -244,9 +117,13 @@ struct Engine::Impl {
   void setupStream(Stream& s, const ir::Plan& p);
 
   // ------------------------------------------------------------ running
-  void compute(Stream& s);
-  bool buildInput(Stream& s, int64_t n);
-  void emit(Stream& s, int64_t n);
+  // The next `n` grid points (n >= 1) as the block to run.
+  void planBlock(int n);
+  // Pass 1 of the block (computed streams) and pass 2 (sources read); false
+  // when a source ran out (--until-eof), the block then ends at that slot.
+  bool readSources();
+  void runStreams(bool serial);
+  void runStream(Stream& s);
 };
 
 static std::string upper(std::string s) {
@@ -298,7 +175,9 @@ void Engine::Impl::prepare() {
   tickDue.assign(ticks.size(), 0);
   for (auto& s : streams) s->tickIndex = size_t(std::find(ticks.begin(), ticks.end(), s->tick) - ticks.begin());
 
+  if (opt.blockSlots > 0) blockSlots = opt.blockSlots;
   for (auto& sp : streams) setupStream(*sp, plan);
+  if (opt.fuse) ops::fuseWindows(computed, streams);
   // Zero step: every source reads its record 0 straight into its history.
   for (auto* s : declared) {
     s->source->next(s->hist.nextData(), s->hist.nextNulls());
@@ -347,28 +226,35 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
   }();
   JitWorker::Job job;
   job.unit = unit;
-  for (auto* s : which) job.items.push_back({s->serial, -1, s->prog, s->in, s->out, nullptr, {}});
+  for (auto* s : which) {
+    // The step reads its operands in place, or the scratch input records it gathers.
+    JitWorker::Item it;
+    it.serial = s->serial;
+    it.prog = s->prog;
+    it.in = s->in;
+    it.out = s->out;
+    it.block = true;
+    if (s->operandPointers) it.operands = s->slotBase;
+    job.items.push_back(std::move(it));
+  }
   for (auto* s : which)
     if (s->rules) {
       int k = 0;
-      for (auto& r : s->rules->rules()) job.items.push_back({s->serial, k++, r.cond, s->out, condLayout, nullptr, {}});
+      for (auto& r : s->rules->rules()) {
+        JitWorker::Item it;
+        it.serial = s->serial;
+        it.rule = k++;
+        it.prog = r.cond;
+        it.in = s->out;
+        it.out = condLayout;
+        job.items.push_back(std::move(it));
+      }
     }
   if (background) {
     jitw->submit(std::move(job));
     return;
   }
-  std::vector<jit::Request> reqs;
-  for (size_t i = 0; i < job.items.size(); ++i) {
-    auto& it = job.items[i];
-    reqs.push_back({unit + "_" + std::to_string(i), &it.prog, &it.in, &it.out});
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  auto res = jitw->jit().compile(unit, reqs);
-  job.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  for (size_t i = 0; i < res.size(); ++i) {
-    job.items[i].fn = res[i].fn;
-    job.items[i].why = res[i].why;
-  }
+  JitWorker::compileJob(jitw->jit(), job);
   std::vector<JitWorker::Job> jobs;
   jobs.push_back(std::move(job));
   adopt(jobs);
@@ -396,8 +282,8 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
       used = true;
       if (it.rule < 0) {
         ++programs;
-        s.native = it.fn;
-        if (it.fn) ++native;
+        s.native = it.blockFn;
+        if (it.blockFn) ++native;
         else if (opt.verbose) fprintf(stdout, "stream %s runs on the VM: %s\n", s.q->id.c_str(), it.why.c_str());
       } else if (s.rules && size_t(it.rule) < s.rules->rules().size()) {
         s.rules->rules()[size_t(it.rule)].native = it.fn;
@@ -448,8 +334,12 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
   // ir::historyRing, for consumers that read slightly ahead of the minimum
   // (ad hoc streams among them).
   cap = ir::historyRing(cap);
+  // A block's records are held on top of the history; wide records make the
+  // blocks shorter (never longer: rings already sized stay large enough).
+  blockSlots = std::max(1, std::min<int>(blockSlots, int(kBlockBytes / std::max(1, s.out.recordSize))));
+  s.vis.assign(size_t(blockSlots), 0);
   if (s.declared) {
-    s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, 0);
+    s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, blockSlots, 0);
     const auto format = q.sourceKind == ir::SourceKind::TEXTSOURCE ? storage::SourceFormat::TEXT
                         : q.sourceKind == ir::SourceKind::DEVICE   ? storage::SourceFormat::DEVICE
                                                                    : storage::SourceFormat::BINARY;
@@ -463,6 +353,7 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
       throw EngineError("stream " + q.id + ": " + e.what());
     }
     declared.push_back(&s);
+    liveSource = liveSource || format == storage::SourceFormat::DEVICE;
   } else {
     for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);
     s.in = ir::Layout::of(ir::passes::inputRecord(p, q));
@@ -470,37 +361,21 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
       s.rules = std::make_unique<StreamRules>(q, s.out, storageDir, &commands);
       cap = std::max<int64_t>(cap, ir::historyRing(s.rules->historyNeeded() + 2));
     }
-    s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, q.origin);
-    s.inRec.assign(size_t(std::max(s.in.recordSize, 1)), 0);
-    s.inNull.assign(std::max<size_t>(s.in.elems.size(), 1), 0);
-    s.outRec.assign(size_t(std::max(s.out.recordSize, 1)), 0);
-    s.outNull.assign(std::max<size_t>(s.out.elems.size(), 1), 0);
-    int base = 0;
-    const bool add = q.program.back().op == ir::Op::STREAM_ADD;
-    for (int src : s.srcs) {
-      Stream& o = *streams[size_t(src)];
-      s.operandBase.push_back(add ? base : 0);
-      s.operandWhole.push_back(sameShape(o.out, s.in, add ? base : 0));
-      s.operandRatio.push_back(q.interval / o.q->interval);
-      if (add) base += int(o.out.elems.size());
-    }
-    const ir::Token& op = q.program.back();
-    const Rational da = streams[size_t(s.srcs[0])]->q->interval;
-    if (op.op == ir::Op::STREAM_HASH)
-      s.indexRatio = streams[size_t(s.srcs[1])]->q->interval / (da + streams[size_t(s.srcs[1])]->q->interval);
-    else if (op.op == ir::Op::STREAM_DEHASH_DIV || op.op == ir::Op::STREAM_DEHASH_MOD)
-      s.indexRatio = q.interval / std::get<Rational>(q.program[1].v);
-    else if (op.op == ir::Op::STREAM_SUBTRACT)
-      s.indexRatio = std::get<Rational>(op.v) / da;
+    s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, blockSlots, q.origin);
     try {
       s.prog = vm::lowerFields(q, s.in, s.out);
+      s.step = ops::setUp(s, streams);
     } catch (const ir::CompileError& e) {
       throw EngineError(e.what());
+    } catch (const std::runtime_error& e) {
+      throw EngineError("stream " + q.id + ": " + e.what());
     }
     computed.push_back(&s);
   }
   openArtifacts(s);
+  if (!s.declared && s.q->isVolatile) s.store.reset();  // a VOLATILE stream's records live in its ring only
 }
+
 
 void Engine::Impl::openArtifacts(Stream& s) {
   const ir::Query& q = *s.q;
@@ -592,6 +467,7 @@ void Engine::Impl::openArtifacts(Stream& s) {
     // the data is cut back (padded) to the data's whole records.
     s.meta->align(s.store->count());
     s.bitmap.assign(size_t((s.metaBits + 7) / 8), 0);
+    s.zeroBitmap = s.bitmap;
   } catch (const storage::StorageError& e) {
     throw EngineError(e.what());
   } catch (const storage::DescError& e) {
@@ -601,11 +477,21 @@ void Engine::Impl::openArtifacts(Stream& s) {
 
 // Data first, then the index entries that cover it, then close. Returns the
 // first failure ("stream ID: ..."), empty when all went well; never throws.
+// Records the data file holds (a VOLATILE stream: every record, it has no file).
+static uint64_t durable(const Stream& s) { return s.store ? s.store->durable() : uint64_t(s.hist.count); }
+
 static std::string closeArtifacts(Stream& s, int rotation) {
   std::string err;
   auto note = [&](const std::exception& e) {
     if (err.empty()) err = "stream " + s.q->id + ": " + e.what();
   };
+  if (!s.store && s.meta) {
+    try {
+      s.meta->flush(durable(s));
+    } catch (const std::exception& e) {
+      note(e);
+    }
+  }
   if (s.store) {
     try {
       s.store->flush();
@@ -654,7 +540,7 @@ void Engine::Impl::buildGraph() {
   std::vector<continue_node<continue_msg>*> byIndex(streams.size(), nullptr);
   for (auto* s : computed) {
     nodes.push_back(std::make_unique<continue_node<continue_msg>>(*graph, [this, s](const continue_msg&) {
-      if (s->dueNow) compute(*s);
+      runStream(*s);
       return continue_msg();
     }));
     byIndex[size_t(s->index)] = nodes.back().get();
@@ -672,199 +558,6 @@ void Engine::Impl::buildGraph() {
   }
 }
 
-// ---------------------------------------------------------------- operators
-// Accumulator arithmetic of the reducers: exact rationals, or float/double.
-inline vm::val::Rat foldAdd(vm::val::Rat a, vm::val::Rat b) { return vm::val::ratAdd(a, b); }
-inline bool foldLess(vm::val::Rat a, vm::val::Rat b) { return vm::val::ratCmp(a, b) < 0; }
-inline vm::val::Rat foldMean(vm::val::Rat sum, int n) { return vm::val::ratDiv(sum, vm::val::Rat{n, 1}); }
-template <class T> T foldAdd(T a, T b) { return a + b; }
-template <class T> bool foldLess(T a, T b) { return a < b; }
-template <class T> T foldMean(T sum, int n) { return sum / T(n); }
-
-// Folds every present element of one record (min, max, sum or mean) into
-// `out` as type T; false when every element is NULL.
-template <class T>
-static bool reduceRecord(ir::Op op, const ir::Layout& src, const uint8_t* data, const uint8_t* nulls, Type t,
-                         uint8_t* out) {
-  T acc{};
-  int present = 0;
-  for (size_t e = 0; e < src.elems.size(); ++e) {
-    if (nulls[e]) continue;
-    const ir::Element& se = src.elems[e];
-    T v;
-    convertElem(se.type, data + se.offset, se.size, t, reinterpret_cast<uint8_t*>(&v), int(sizeof v));
-    if (present++ == 0 && (op == ir::Op::STREAM_MIN || op == ir::Op::STREAM_MAX)) acc = v;
-    else if (op == ir::Op::STREAM_MIN) acc = foldLess(v, acc) ? v : acc;
-    else if (op == ir::Op::STREAM_MAX) acc = foldLess(acc, v) ? v : acc;
-    else acc = foldAdd(acc, v);
-  }
-  if (present == 0) return false;
-  if (op == ir::Op::STREAM_AVG) acc = foldMean(acc, present);
-  memcpy(out, &acc, sizeof acc);
-  return true;
-}
-
-// Whether `src`'s record lies unchanged at element `base` of `in`.
-static bool sameShape(const ir::Layout& src, const ir::Layout& in, int base) {
-  if (size_t(base) + src.elems.size() > in.elems.size()) return false;
-  const int off0 = in.elems[size_t(base)].offset;
-  for (size_t e = 0; e < src.elems.size(); ++e) {
-    const ir::Element& a = src.elems[e];
-    const ir::Element& b = in.elems[size_t(base) + e];
-    if (a.type != b.type || a.size != b.size || a.offset != b.offset - off0) return false;
-  }
-  return true;
-}
-
-// Fills s.inRec/inNull with the input record of logical index n. A record a
-// producer does not hold reads as all-NULL.
-bool Engine::Impl::buildInput(Stream& s, int64_t n) {
-  const ir::Query& q = *s.q;
-  const ir::Token& op = q.program.back();
-  // Copies record idx of operand k to its place in the input record.
-  auto copyRecord = [&](size_t k, int64_t idx) {
-    Stream& src = *streams[size_t(s.srcs[k])];
-    const int elemBase = s.operandBase[k];
-    const uint8_t *d, *nl;
-    const int ne = int(src.out.elems.size());
-    if (src.hist.get(idx, d, nl) && s.operandWhole[k]) {
-      // Same element types and sizes: one copy of the bytes and the flags.
-      memcpy(s.inRec.data() + s.in.elems[size_t(elemBase)].offset, d, size_t(src.out.recordSize));
-      memcpy(s.inNull.data() + elemBase, nl, size_t(ne));
-    } else if (src.hist.get(idx, d, nl)) {
-      for (int e = 0; e < ne; ++e) {
-        const ir::Element& se = src.out.elems[size_t(e)];
-        const ir::Element& de = s.in.elems[size_t(elemBase + e)];
-        convertElem(se.type, d + se.offset, se.size, de.type, s.inRec.data() + de.offset, de.size);
-        s.inNull[size_t(elemBase + e)] = nl[e];
-      }
-    } else {
-      for (int e = 0; e < ne; ++e) {
-        const ir::Element& de = s.in.elems[size_t(elemBase + e)];
-        memset(s.inRec.data() + de.offset, 0, size_t(de.size));
-        s.inNull[size_t(elemBase + e)] = 1;
-      }
-    }
-  };
-  Stream& a = *streams[size_t(s.srcs[0])];
-  if (q.program.size() == 1) {
-    copyRecord(0, n);
-    return true;
-  }
-  switch (op.op) {
-    case ir::Op::STREAM_ADD: {
-      // index n * Δ/Δs, floored; the ratio is exact and precomputed
-      auto idx = [&](const Rational& ratio) {
-        return ratio.num == ratio.den ? n : int64_t((__int128(n) * ratio.num) / ratio.den);
-      };
-      copyRecord(0, idx(s.operandRatio[0]));
-      copyRecord(1, idx(s.operandRatio[1]));
-      return true;
-    }
-    case ir::Op::STREAM_HASH: {
-      const Rational& z = s.indexRatio;
-      int64_t f0 = ir::floorOf(z * Rational(n)), f1 = ir::floorOf(z * Rational(n + 1));
-      if (f0 == f1) copyRecord(1, n - f0);
-      else copyRecord(0, f0);
-      return true;
-    }
-    case ir::Op::STREAM_DEHASH_DIV: copyRecord(0, n + ir::ceilOf(Rational(n + 1) * s.indexRatio)); return true;
-    case ir::Op::STREAM_DEHASH_MOD: copyRecord(0, n + ir::floorOf(Rational(n) * s.indexRatio)); return true;
-    case ir::Op::STREAM_SUBTRACT: {
-      const Rational& ratio = s.indexRatio;  // r/Δa
-      copyRecord(0, ratio.num == ratio.den ? n : ir::ceilOf(Rational(n) * ratio));
-      return true;
-    }
-    case ir::Op::STREAM_TIMEMOVE: copyRecord(0, n - std::get<int32_t>(op.v)); return true;
-    case ir::Op::STREAM_AGSE: {
-      auto [k, w] = std::get<std::pair<int32_t, int32_t>>(op.v);
-      const int64_t F = int64_t(a.out.elems.size()), W = std::abs(w);
-      for (int64_t i = 0; i < W; ++i) {
-        // Field 0 is the newest element for w > 0, the oldest for w < 0.
-        int64_t pos = w > 0 ? n * k - i : n * k - (W - 1) + i;
-        int64_t rec = pos >= 0 ? pos / F : -((-pos + F - 1) / F);
-        int64_t el = pos - rec * F;
-        const ir::Element& de = s.in.elems[size_t(i)];
-        const uint8_t *dd, *nl;
-        if (a.hist.get(rec, dd, nl)) {
-          const ir::Element& se = a.out.elems[size_t(el)];
-          convertElem(se.type, dd + se.offset, se.size, de.type, s.inRec.data() + de.offset, de.size);
-          s.inNull[size_t(i)] = nl[el];
-        } else {
-          memset(s.inRec.data() + de.offset, 0, size_t(de.size));
-          s.inNull[size_t(i)] = 1;
-        }
-      }
-      return true;
-    }
-    case ir::Op::STREAM_AVG:
-    case ir::Op::STREAM_MIN:
-    case ir::Op::STREAM_MAX:
-    case ir::Op::STREAM_SUM: {
-      const ir::Element& de = s.in.elems[0];
-      const uint8_t *dd, *nl;
-      memset(s.inRec.data(), 0, size_t(de.size));
-      bool some = false;
-      if (a.hist.get(n, dd, nl)) {
-        if (de.type == Type::RATIONAL) some = reduceRecord<vm::val::Rat>(op.op, a.out, dd, nl, de.type, s.inRec.data());
-        else if (de.type == Type::FLOAT) some = reduceRecord<float>(op.op, a.out, dd, nl, de.type, s.inRec.data());
-        else some = reduceRecord<double>(op.op, a.out, dd, nl, de.type, s.inRec.data());
-      }
-      s.inNull[0] = some ? 0 : 1;  // no present element: NULL
-      return true;
-    }
-    default: s.error = std::string("unsupported operator ") + ir::opName(op.op); return false;
-  }
-}
-
-void Engine::Impl::emit(Stream& s, int64_t n) {
-  s.hist.push(s.outRec.data(), s.outNull.data());
-  if (s.rules) {
-    const History& h = s.hist;
-    s.rules->onRecord(n, s.outRec.data(), s.outNull.data(), [&h](int64_t i, const uint8_t*& d) {
-      const uint8_t* nl;
-      return h.get(i, d, nl);
-    });
-  }
-  // NULL bitmap of the .meta index: one bit per descriptor entry.
-  std::fill(s.bitmap.begin(), s.bitmap.end(), 0);
-  for (size_t e = 0; e < s.out.elems.size(); ++e)
-    if (s.outNull[e]) {
-      int f = s.out.elems[e].field;
-      s.bitmap[size_t(f / 8)] |= uint8_t(1u << (f % 8));
-    }
-  s.store->append(s.outRec.data());
-  s.meta->append(s.bitmap);
-  s.meta->flush(s.store->durable());  // only what the data file holds; cheap when nothing new is there
-}
-
-void Engine::Impl::compute(Stream& s) {
-  ++s.due;
-  s.wroteNow = false;
-  const int64_t n = s.due - 1 - s.q->tail;
-  if (n < s.q->origin || n < s.firstIndex) return;  // silent slot: no record exists yet
-  s.wroteNow = true;
-  // Roundings are counted per thread; this stream's are those made while it computes.
-  const uint64_t roundedBefore = vm::val::ratRounded();
-  struct Count {
-    Stream& s;
-    uint64_t before;
-    ~Count() { s.rounded += vm::val::ratRounded() - before; }
-  } count{s, roundedBefore};
-  if (!buildInput(s, n)) return;
-  if (s.native) {
-    s.native(s.inRec.data(), s.inNull.data(), s.outRec.data(), s.outNull.data());
-  } else if (!s.machine.run(s.prog, s.in, {s.inRec.data(), s.inNull.data()}, s.out,
-                            {s.outRec.data(), s.outNull.data()})) {
-    s.error = s.machine.error();
-    return;
-  }
-  try {
-    emit(s, n);
-  } catch (const std::exception& e) {
-    s.error = e.what();
-  }
-}
 
 // ================================================================ Engine
 Engine::Engine(const ir::Plan& plan, Options opt) : impl_(std::make_unique<Impl>()) {
@@ -884,14 +577,78 @@ Engine::~Engine() {
 
 void Engine::prepare() { impl_->prepare(); }
 
+// The next n grid points: the smallest multiples among the distinct intervals.
+void Engine::Impl::planBlock(int n) {
+  block.slots = n;
+  block.t.resize(size_t(n));
+  block.due.resize(ticks.size());
+  for (auto& d : block.due) d.resize(size_t(n));
+  for (int j = 0; j < n; ++j) {
+    int64_t t = INT64_MAX;
+    for (size_t i = 0; i < ticks.size(); ++i) t = std::min(t, ticks[i] * counters[i]);
+    for (size_t i = 0; i < ticks.size(); ++i) {
+      const bool d = ticks[i] * counters[i] == t;
+      block.due[i][size_t(j)] = d;
+      if (d) ++counters[i];
+    }
+    block.t[size_t(j)] = t;
+  }
+  now = block.t[size_t(n - 1)];
+}
+
+// Pass 2 of every slot of the block, done first: each due source reads its
+// next record; what a stream computing in slot j sees is the count before
+// that slot's read. A source that runs out ends the block after that slot.
+bool Engine::Impl::readSources() {
+  bool exhausted = false;
+  int last = block.slots - 1;
+  for (int j = 0; j < block.slots; ++j) {
+    for (auto* s : declared) {
+      s->vis[size_t(j)] = s->hist.count;
+      if (!block.due[s->tickIndex][size_t(j)]) continue;
+      s->source->next(s->hist.nextData(), s->hist.nextNulls());
+      s->hist.commit();
+      exhausted = exhausted || s->source->exhausted();
+    }
+    if (exhausted && opt.untilEof) {
+      last = j;
+      break;
+    }
+  }
+  if (last + 1 < block.slots) {  // the rest of the block never happens
+    for (size_t i = 0; i < ticks.size(); ++i)
+      for (int j = last + 1; j < block.slots; ++j) counters[i] -= block.due[i][size_t(j)];
+    block.slots = last + 1;
+    now = block.t[size_t(last)];
+  }
+  return !(exhausted && opt.untilEof);
+}
+
+void Engine::Impl::runStream(Stream& s) {
+  if (s.removed) return;
+  BlockCtx ctx{block, streams, opt.interpret};
+  s.step(ctx, s);
+}
+
+void Engine::Impl::runStreams(bool serial) {
+  if (graph && !serial) {
+    start->try_put(tbb::flow::continue_msg());
+    graph->wait_for_all();
+  } else {
+    for (auto* s : computed) runStream(*s);
+  }
+}
+
 int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   Impl& m = *impl_;
   const auto anchor = std::chrono::steady_clock::now();
-  int64_t slots = 0;
+  int64_t slots = 0, nextIdle = 0;
   std::vector<const std::string*> wrote;
   LatencyHistogram lateness;  // clocked runs: deadline to the slot's last record
-  std::chrono::steady_clock::time_point deadline{};
   auto listening = [&] { return hooks.afterSlot && (!hooks.listening || hooks.listening()); };
+  auto deadlineOf = [&](int64_t t) {
+    return anchor + std::chrono::nanoseconds(int64_t(__int128(t) * 1000000000 / m.ticksPerSecond));
+  };
   if (listening()) {  // the zero step: every source has its record 0
     for (auto* s : m.declared) wrote.push_back(&s->q->id);
     hooks.afterSlot(wrote);
@@ -901,71 +658,75 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
 #if RDB_WITH_JIT
     m.adoptCompiled();  // ad hoc code that became ready switches in at this boundary
 #endif
-    // Next grid point: the smallest multiple among the distinct intervals.
-    int64_t t = INT64_MAX;
-    for (size_t i = 0; i < m.ticks.size(); ++i) t = std::min(t, m.ticks[i] * m.counters[i]);
-    for (size_t i = 0; i < m.ticks.size(); ++i) {
-      m.tickDue[i] = m.ticks[i] * m.counters[i] == t;
-      if (m.tickDue[i]) ++m.counters[i];
-    }
-    m.now = t;
+    // Slots per block: one while a client wants every slot's records;
+    // clocked, one slot, or every slot already due when behind schedule.
+    int n = m.blockSlots;
+    if (m.opt.limit > 0) n = int(std::min<int64_t>(n, m.opt.limit - 1 - slots));
+    if (listening() || m.liveSource) n = 1;  // a DEVICE is read as its records come
+    std::chrono::steady_clock::time_point deadline{};
     if (!m.opt.noClock) {
-      deadline = anchor + std::chrono::nanoseconds(int64_t(__int128(t) * 1000000000 / m.ticksPerSecond));
+      // The next grid point; the block grows with the slots whose deadline has passed.
+      const std::vector<int64_t> saved = m.counters;
+      m.planBlock(1);
+      deadline = deadlineOf(m.now);
+      m.counters = saved;
       if (hooks.waitUntil) hooks.waitUntil(deadline);
       else std::this_thread::sleep_until(deadline);
       if (stop.load(std::memory_order_relaxed)) break;
-    } else if (hooks.idle && (slots & 4095) == 0) {
-      hooks.idle();
+      if (n > 1) {
+        const auto late = std::chrono::steady_clock::now();
+        int due = 0;
+        std::vector<int64_t> probe = m.counters;
+        for (; due < n; ++due) {  // how many grid points are due by now
+          int64_t t = INT64_MAX;
+          for (size_t i = 0; i < m.ticks.size(); ++i) t = std::min(t, m.ticks[i] * probe[i]);
+          if (deadlineOf(t) > late) break;
+          for (size_t i = 0; i < m.ticks.size(); ++i) probe[i] += m.ticks[i] * probe[i] == t;
+        }
+        n = std::max(due, 1);
+      }
+    } else if (hooks.idle && slots >= nextIdle) {
+      hooks.idle();  // an import here joins at the next grid point, the block's first
+      nextIdle = slots + 4096;
     }
-    t = m.now;  // an import during the wait may have rescaled the tick unit
-    for (auto* s : m.computed) s->dueNow = m.tickDue[s->tickIndex] && t >= s->joinAt;
-    // Pass 1: computed streams, producers before consumers.
-    const bool trial = m.graph && m.schedTrial < kTrialSlots;
+    m.planBlock(n);
+    // Sources first (pass 2 of each slot), then every computed stream over the
+    // whole block, producers before consumers.
+    const bool more = m.readSources();
+    const bool trial = m.graph && m.schedTrial < kTrialBlocks;
     const auto p0 = trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    const bool serialTurn = trial && m.schedTrial >= kTrialSlots / 3 && m.schedTrial < 2 * kTrialSlots / 3;
-    if (m.graph && !serialTurn) {
-      m.start->try_put(tbb::flow::continue_msg());
-      m.graph->wait_for_all();
-    } else {
-      for (auto* s : m.computed)
-        if (s->dueNow) m.compute(*s);
-    }
-    if (trial) m.timeTrialSlot(std::chrono::steady_clock::now() - p0, serialTurn);
+    const bool serialTurn = trial && (m.schedTrial % 2 == 1);
+    m.runStreams(serialTurn);
+    if (trial) m.timeTrialBlock(std::chrono::steady_clock::now() - p0, serialTurn);
     for (auto* s : m.computed)
       if (!s->error.empty()) throw EngineError("stream " + s->q->id + ": " + s->error);
-    if (!m.opt.noClock) {
-      // Clocked runs keep artifacts current slot by slot; offline runs batch writes.
-      for (auto* s : m.computed)
-        if (s->dueNow) {
-          try {
-            s->store->flush();
-            s->meta->flush(s->store->durable());
-          } catch (const storage::StorageError& e) {
-            throw EngineError("stream " + s->q->id + ": " + e.what());
-          }
-        }
+    // Data first, then the index entries it covers; clocked runs push both out
+    // every block, offline runs when the store's buffer fills.
+    for (auto* s : m.computed) {
+      if (!s->wrote) continue;
+      try {
+        if (s->store && !m.opt.noClock) s->store->flush();
+        s->meta->flush(durable(*s));
+      } catch (const storage::StorageError& e) {
+        throw EngineError("stream " + s->q->id + ": " + e.what());
+      }
     }
     if (m.commands.running()) m.commands.reap();
-    // Pass 2: due sources read their next record.
-    bool exhausted = false;
-    for (auto* s : m.declared) {
-      if (!m.tickDue[s->tickIndex]) continue;
-      s->source->next(s->hist.nextData(), s->hist.nextNulls());
-      s->hist.commit();
-      exhausted = exhausted || s->source->exhausted();
-    }
-    ++slots;
+    slots += m.block.slots;
     if (listening()) {
       wrote.clear();
       for (auto* s : m.computed)
-        if (s->dueNow && s->wroteNow) wrote.push_back(&s->q->id);
+        if (s->wrote) wrote.push_back(&s->q->id);
       for (auto* s : m.declared)
-        if (m.tickDue[s->tickIndex]) wrote.push_back(&s->q->id);
+        if (m.block.due[s->tickIndex][0]) wrote.push_back(&s->q->id);
       hooks.afterSlot(wrote);
     }
-    if (!m.opt.noClock)
-      lateness.add(std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - deadline).count());
-    if (m.opt.untilEof && exhausted) break;
+    if (!m.opt.noClock) {
+      const auto done = std::chrono::steady_clock::now();
+      for (int j = 0; j < m.block.slots; ++j)
+        lateness.add(std::chrono::duration_cast<std::chrono::nanoseconds>(done - deadlineOf(m.block.t[size_t(j)])).count());
+    }
+    if (!more) break;
     if (m.opt.stopOnKey) {
       pollfd p{0, POLLIN, 0};
       if (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) break;
@@ -977,17 +738,18 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
 
 bool Engine::backgroundAbandoned() const { return impl_->abandonedCompile; }
 
-// Tiny slots cost more to hand to worker threads than to run, and the workers
-// would keep a second core spinning for nothing: drop the graph when the
-// plain loop was at least as fast. Serial and graph write the same artifacts.
-void Engine::Impl::timeTrialSlot(std::chrono::steady_clock::duration d, bool serial) {
-  if (schedTrial >= kTrialSlots / 3) (serial ? serialTime : graphTime) += d;
-  if (++schedTrial < kTrialSlots) return;
+// Small blocks cost more to hand to worker threads than to run, and the
+// workers would keep a second core spinning for nothing: drop the graph when
+// the plain loop was at least as fast (blocks alternate between the two
+// after one warm-up block). Serial and graph write the same artifacts.
+void Engine::Impl::timeTrialBlock(std::chrono::steady_clock::duration d, bool serial) {
+  if (schedTrial > 0) (serial ? serialTime : graphTime) += d;
+  if (++schedTrial < kTrialBlocks) return;
   const bool keep = graphTime * 5 < serialTime * 4;  // the graph must win by 20%
   if (opt.verbose)
-    fprintf(stdout, "scheduler: flow graph %.3f ms, serial %.3f ms over %d slots each: %s\n",
+    fprintf(stdout, "scheduler: flow graph %.3f ms, serial %.3f ms over %d blocks each: %s\n",
             std::chrono::duration<double, std::milli>(graphTime).count(),
-            std::chrono::duration<double, std::milli>(serialTime).count(), kTrialSlots / 3,
+            std::chrono::duration<double, std::milli>(serialTime).count(), kTrialBlocks / 2,
             keep ? "parallel" : "serial");
   if (!keep) {
     nodes.clear();
@@ -1038,7 +800,7 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
   st.interval = q.interval;
   st.declared = s.declared;
   st.generated = q.isGenerated();
-  st.records = s.declared ? s.hist.count : (s.store ? int64_t(s.store->count()) : s.hist.count);
+  st.records = s.declared || !s.store ? s.hist.count : int64_t(s.store->count());
   st.bytes = s.declared ? -1 : st.records * s.out.recordSize;
   auto it = caps.find(q.id);
   st.capacity = it == caps.end() ? 1 : it->second;
@@ -1068,6 +830,12 @@ bool Engine::newest(const std::string& id, const uint8_t*& data, const uint8_t*&
     if (s->q->id != id || s->removed) continue;
     if (s->hist.count == 0) return false;
     layout = &s->out;
+    if (s->fusedInto) {  // not materialised: made now from its producer
+      if (!ops::fusedNewest(*s, impl_->streams)) return false;
+      data = s->outRec.data();
+      nulls = s->outNull.data();
+      return true;
+    }
     return s->hist.get(s->hist.newest(), data, nulls);
   }
   return false;
@@ -1166,6 +934,9 @@ std::string Engine::importStatement(const std::string& text) {
     m.plan.maxCapacity[q.id] = cand.maxCapacity.count(q.id) ? cand.maxCapacity.at(q.id) : 1;
     Stream& ref = *s;
     m.streams.push_back(std::move(s));
+    for (auto& d : q.dependencies())  // a new reader of a fused window: it is materialised again
+      for (auto& o : m.streams)
+        if (o->q->id == d && o->fusedInto) ops::unfuse(*o, m.streams);
     try {
       m.setupStream(ref, cand);
     } catch (const std::exception& e) {

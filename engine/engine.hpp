@@ -26,6 +26,8 @@ struct Options {
   bool verbose = false;
   bool interpret = false;  // run field programs on the VM even when the JIT is built
   bool stopOnKey = false;  // a byte on a terminal stdin stops the run (xretractor without -k)
+  int blockSlots = 0;      // most slots run as one block (0: the engine's default; 1: slot by slot)
+  bool fuse = true;        // fold VOLATILE windows into their reducer without materialising them
 };
 
 struct EngineError : std::runtime_error {

@@ -4,6 +4,22 @@
 
 namespace engine {
 
+void JitWorker::compileJob(jit::Jit& j, Job& job) {
+  std::vector<jit::Request> reqs;
+  for (size_t i = 0; i < job.items.size(); ++i) {
+    Item& it = job.items[i];
+    reqs.push_back({job.unit + "_" + std::to_string(i), &it.prog, &it.in, &it.out, it.block, it.operands});
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto res = j.compile(job.unit, reqs);
+  job.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (size_t i = 0; i < res.size(); ++i) {
+    job.items[i].fn = res[i].fn;
+    job.items[i].blockFn = res[i].block;
+    job.items[i].why = res[i].why;
+  }
+}
+
 void JitWorker::submit(Job job) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!job.remove) pending_.fetch_add(1, std::memory_order_release);
@@ -39,18 +55,7 @@ void JitWorker::loop() {
     if (job.remove) {
       jit_->removeUnit(job.unit);
     } else {
-      std::vector<jit::Request> reqs;
-      for (size_t i = 0; i < job.items.size(); ++i) {
-        Item& it = job.items[i];
-        reqs.push_back({job.unit + "_" + std::to_string(i), &it.prog, &it.in, &it.out});
-      }
-      auto t0 = std::chrono::steady_clock::now();
-      auto res = jit_->compile(job.unit, reqs);
-      job.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      for (size_t i = 0; i < res.size(); ++i) {
-        job.items[i].fn = res[i].fn;
-        job.items[i].why = res[i].why;
-      }
+      compileJob(*jit_, job);
     }
     // LLVM's working memory of a big unit goes back to the system, not only to the heap.
     returnFreeMemory();

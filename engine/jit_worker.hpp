@@ -30,7 +30,10 @@ class JitWorker : public std::enable_shared_from_this<JitWorker> {
     int rule = -1;        // -1: the field program; else the rule's index
     vm::Program prog;
     ir::Layout in, out;
+    bool block = false;         // a stream step (jit::BlockFn) over these operands
+    std::vector<int> operands;  // first input element of each operand (block form)
     jit::FieldFn fn = nullptr;
+    jit::BlockFn blockFn = nullptr;
     std::string why;
   };
   struct Job {
@@ -44,6 +47,8 @@ class JitWorker : public std::enable_shared_from_this<JitWorker> {
   jit::Jit& jit() { return *jit_; }  // for synchronous compiles before the worker starts
 
   void submit(Job job);
+  // Compiles a job's items in place (on whatever thread calls it).
+  static void compileJob(jit::Jit& j, Job& job);
   // Finished compile jobs (cheap when there are none).
   std::vector<Job> takeDone();
   bool pending() const { return pending_.load(std::memory_order_acquire) > 0; }

@@ -72,8 +72,18 @@ struct Lowering {
   const vm::Program& p;
   const ir::Layout& in;
   const ir::Layout& out;
-  Value *inData, *inNulls, *outData, *outNulls;
+  // Operand k's record and NULL flags; input elements opBase[k].. belong to
+  // it, at byte opOff[k] of the input layout (one operand: the input record).
+  std::vector<Value*> opData, opNull;
+  std::vector<int> opBase, opOff;
+  Value *outData, *outNulls;
   std::vector<SV> st;
+
+  size_t operandOf(int e) const {
+    size_t k = 0;
+    while (k + 1 < opBase.size() && opBase[k + 1] <= e) ++k;
+    return k;
+  }
 
   llvm::Type* ty(Type t) {
     switch (t) {
@@ -144,14 +154,15 @@ struct Lowering {
     else {
       const ir::Element& e = in.elems[size_t(ins.a)];
       SV s{T::T};
-      Value* ptr = B.CreateConstGEP1_32(B.getInt8Ty(), inData, unsigned(e.offset));
+      const size_t k = operandOf(ins.a);
+      Value* ptr = B.CreateConstGEP1_32(B.getInt8Ty(), opData[k], unsigned(e.offset - opOff[k]));
       if constexpr (std::is_same_v<T, RAT>) {
         s.v = B.CreateAlignedLoad(B.getInt32Ty(), ptr, llvm::MaybeAlign(1));
         s.den = B.CreateAlignedLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt8Ty(), ptr, 4), llvm::MaybeAlign(1));
       } else {
         s.v = B.CreateAlignedLoad(ty(T::T), ptr, llvm::MaybeAlign(1));
       }
-      Value* n = B.CreateLoad(B.getInt8Ty(), B.CreateConstGEP1_32(B.getInt8Ty(), inNulls, unsigned(ins.a)));
+      Value* n = B.CreateLoad(B.getInt8Ty(), B.CreateConstGEP1_32(B.getInt8Ty(), opNull[k], unsigned(ins.a - opBase[k])));
       s.null = B.CreateICmpNE(n, B.getInt8(0));
       st.push_back(s);
     }
@@ -535,18 +546,58 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
   IRBuilder<> B(*ctx);
   auto ptr = llvm::PointerType::getUnqual(*ctx);
   auto fnTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr}, false);
+  auto blockTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr, B.getInt64Ty()}, false);
   std::vector<bool> lowered(reqs.size(), false);
   for (size_t i = 0; i < reqs.size(); ++i) {
     const Request& r = reqs[i];
     if (!supports(*r.program, results[i].why)) continue;
-    auto* fn = llvm::Function::Create(fnTy, llvm::Function::ExternalLinkage, r.name, mod.get());
-    for (auto& a : fn->args()) a.addAttr(llvm::Attribute::NoAlias);
-    auto* bb = llvm::BasicBlock::Create(*ctx, "entry", fn);
-    B.SetInsertPoint(bb);
+    auto* fn = llvm::Function::Create(r.block ? blockTy : fnTy, llvm::Function::ExternalLinkage, r.name, mod.get());
+    for (auto& a : fn->args())
+      if (a.getType()->isPointerTy()) a.addAttr(llvm::Attribute::NoAlias);
+    auto* entry = llvm::BasicBlock::Create(*ctx, "entry", fn);
+    B.SetInsertPoint(entry);
     auto args = fn->arg_begin();
-    Lowering L{*ctx, *mod, B, *r.program, *r.in, *r.out, &args[0], &args[1], &args[2], &args[3], {}};
+    Lowering L{*ctx, *mod, B, *r.program, *r.in, *r.out, {}, {}, {}, {}, nullptr, nullptr, {}};
+    const std::vector<int> bases = r.operands.empty() ? std::vector<int>{0} : r.operands;
+    for (int b : bases) {
+      L.opBase.push_back(b);
+      L.opOff.push_back(size_t(b) < r.in->elems.size() ? r.in->elems[size_t(b)].offset : 0);
+    }
+    llvm::BasicBlock *loop = nullptr, *exit = nullptr;
+    llvm::PHINode* idx = nullptr;
+    if (!r.block) {
+      L.opData = {&args[0]};
+      L.opNull = {&args[1]};
+      L.outData = &args[2];
+      L.outNulls = &args[3];
+    } else {
+      // for (i = 0; i < count; ++i): operand pointers i*K.. of the two arrays,
+      // output record i of a contiguous run.
+      loop = llvm::BasicBlock::Create(*ctx, "record", fn);
+      exit = llvm::BasicBlock::Create(*ctx, "done", fn);
+      Value* count = &args[4];
+      B.CreateCondBr(B.CreateICmpSGT(count, B.getInt64(0)), loop, exit);
+      B.SetInsertPoint(loop);
+      idx = B.CreatePHI(B.getInt64Ty(), 2);
+      idx->addIncoming(B.getInt64(0), entry);
+      const uint64_t K = bases.size();
+      Value* first = B.CreateMul(idx, B.getInt64(K));
+      for (uint64_t k = 0; k < K; ++k) {
+        Value* at = B.CreateAdd(first, B.getInt64(k));
+        L.opData.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, &args[0], at)));
+        L.opNull.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, &args[1], at)));
+      }
+      L.outData = B.CreateGEP(B.getInt8Ty(), &args[2], B.CreateMul(idx, B.getInt64(uint64_t(r.out->recordSize))));
+      L.outNulls = B.CreateGEP(B.getInt8Ty(), &args[3], B.CreateMul(idx, B.getInt64(uint64_t(r.out->elems.size()))));
+    }
     try {
       L.run();
+      if (r.block) {
+        Value* next = B.CreateAdd(idx, B.getInt64(1));
+        idx->addIncoming(next, B.GetInsertBlock());
+        B.CreateCondBr(B.CreateICmpSLT(next, &args[4]), loop, exit);
+        B.SetInsertPoint(exit);
+      }
       B.CreateRetVoid();
       std::string err;
       llvm::raw_string_ostream es(err);
@@ -591,7 +642,8 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
       results[i].why = llvm::toString(sym.takeError());
       continue;
     }
-    results[i].fn = sym->toPtr<FieldFn>();
+    if (reqs[i].block) results[i].block = sym->toPtr<BlockFn>();
+    else results[i].fn = sym->toPtr<FieldFn>();
   }
   return results;
 }

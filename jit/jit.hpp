@@ -17,16 +17,27 @@ namespace jit {
 
 // void step(const uint8_t* in, const uint8_t* inNulls, uint8_t* out, uint8_t* outNulls)
 using FieldFn = void (*)(const uint8_t*, const uint8_t*, uint8_t*, uint8_t*);
+// A stream step over a run of records:
+// void run(const uint8_t* const* operands, const uint8_t* const* operandNulls,
+//          uint8_t* out, uint8_t* outNulls, int64_t count)
+// Record i reads operand k at operands[i*K + k] (K = number of operands) and
+// writes output record i at out + i*recordSize (the stream's history ring).
+using BlockFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t*, uint8_t*, int64_t);
 
 struct Request {
   std::string name;  // unique symbol name within the unit
   const vm::Program* program;
   const ir::Layout* in;
   const ir::Layout* out;
+  // Block form (BlockFn): the first input element of each operand; empty:
+  // one operand, the whole input record.
+  bool block = false;
+  std::vector<int> operands;
 };
 
 struct Result {
-  FieldFn fn = nullptr;  // nullptr: run this one on the VM
+  FieldFn fn = nullptr;    // nullptr: run this one on the VM
+  BlockFn block = nullptr;  // the block form, when asked for
   std::string why;       // why not, when fn is null
 };
 

@@ -293,6 +293,11 @@ int runMode(int argc, char** argv) {
   app.add_flag("-u,--until-eof", untilEof, "stop when a source runs out of data");
   app.add_flag("--interpret", interpret, "run field programs on the bytecode VM");
   app.add_option("--threads", threads, "worker threads (default: all cores; 1 = serial)");
+  int blockSlots = 0;
+  bool noFuse = false;
+  app.add_option("--block", blockSlots, "most slots run as one block (default 512; 1 = slot by slot)")
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_flag("--no-fuse", noFuse, "materialise every VOLATILE window (no folding into its reducer)");
   std::vector<std::string> disabled;
   app.add_option("--disable-pass", disabled, kPassNames);
   try {
@@ -400,6 +405,8 @@ int runMode(int argc, char** argv) {
   opt.noClock = noClock;
   opt.untilEof = untilEof;
   opt.threads = threads;
+  opt.blockSlots = blockSlots;
+  opt.fuse = !noFuse;
   opt.verbose = verbose;
   opt.stopOnKey = !noAnyKey && isatty(0);
   // RDB_INTERPRET=1 selects the VM without touching command lines (CI runs the suite both ways).

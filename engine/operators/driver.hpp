@@ -1,0 +1,158 @@
+// The loop every operator's step shares: walks the block's slots, numbers the
+// stream's records, and runs them in runs of up to kRun records that lie
+// contiguously in the stream's history ring. The operator (a template
+// parameter, so nothing is dispatched per record) supplies the record's
+// inputs in one of three forms:
+//   pointers(n, j, d, nl)  the operands' records in place (program reads them)
+//   gather(n, j, in, nl)   a scratch input record it fills
+//   direct(n, j, out, nl)  the output record itself (a window that copies)
+// After the program, each record goes to rules, the NULL index and the store.
+#pragma once
+
+#include <cstring>
+
+#include "engine/stream.hpp"
+#include "vm/values.hpp"
+
+namespace engine::ops {
+
+constexpr int kRun = 256;
+
+enum class Form { Pointers, Gather, Direct };
+
+// Where record n of producer p lies for a reader in slot j; an absent record
+// reads as zeros with every flag NULL.
+inline void recordAt(const Stream& reader, const Stream& p, int64_t n, int j, const uint8_t*& d, const uint8_t*& nl) {
+  if (!p.hist.get(n, p.vis[size_t(j)], d, nl)) {
+    d = reader.zeroRec.data();
+    nl = reader.nullFlags.data();
+  }
+}
+
+// Copies record idx of operand k into the input record at its place,
+// converting element types where they differ.
+void copyOperand(const Stream& s, const Stream& src, int k, int64_t idx, int j, uint8_t* in, uint8_t* inNull);
+
+// The NULL index entry of one output record, then the store.
+inline void storeRecord(Stream& s, const uint8_t* rec, const uint8_t* nl) {
+  const size_t ne = s.out.elems.size();
+  if (ne == 0 || !memchr(nl, 1, ne)) {
+    s.meta->append(s.zeroBitmap);
+  } else {
+    std::fill(s.bitmap.begin(), s.bitmap.end(), 0);
+    for (size_t e = 0; e < ne; ++e)
+      if (nl[e]) {
+        const int f = s.out.elems[e].field;
+        s.bitmap[size_t(f / 8)] |= uint8_t(1u << (f % 8));
+      }
+    s.meta->append(s.bitmap);
+  }
+  if (s.store) s.store->append(rec);
+}
+
+// Rules, index and store for the records of one run, in order.
+inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, const uint8_t* outNull) {
+  const int rec = s.out.recordSize;
+  const size_t ne = s.out.elems.size();
+  for (int i = 0; i < k; ++i) {
+    const uint8_t* r = out + int64_t(i) * rec;
+    const uint8_t* nl = outNull + i * ne;
+    if (s.rules) {
+      const History& h = s.hist;
+      const int64_t seen = ns[i] - h.base + 1;  // the rule sees the stream as it was after record n
+      s.rules->onRecord(ns[i], r, nl, [&h, seen](int64_t x, const uint8_t*& d) {
+        const uint8_t* f;
+        return h.get(x, seen, d, f);
+      });
+    }
+    storeRecord(s, r, nl);
+  }
+}
+
+template <class Op>
+struct Driver {
+  // Runs the program over records [0, k) whose inputs are ready.
+  static void runProgram(BlockCtx& c, Stream& s, Op& op, const int64_t* ns, const int* js, int k, uint8_t* out,
+                         uint8_t* outNull) {
+    const int rec = s.out.recordSize;
+    const size_t ne = s.out.elems.size();
+    if (op.form(s) == Form::Direct) {
+      for (int i = 0; i < k; ++i) op.direct(ns[i], js[i], out + int64_t(i) * rec, outNull + i * ne);
+      return;
+    }
+    const size_t inRec = size_t(std::max(s.in.recordSize, 1)), inNe = std::max<size_t>(s.in.elems.size(), 1);
+    if (op.form(s) == Form::Pointers && s.native && !c.interpret) {
+      const int K = op.operands(s);
+      const uint8_t* d[kRun * 2];
+      const uint8_t* nl[kRun * 2];
+      for (int i = 0; i < k; ++i) op.pointers(ns[i], js[i], d + i * K, nl + i * K);
+      s.native(d, nl, out, outNull, k);
+      return;
+    }
+    for (int i = 0; i < k; ++i) {
+      uint8_t* in = s.inRec.data() + i * inRec;
+      uint8_t* inNull = s.inNull.data() + i * inNe;
+      op.gather(ns[i], js[i], in, inNull);
+    }
+    if (s.native && !c.interpret) {
+      const uint8_t* d[kRun];
+      const uint8_t* nl[kRun];
+      for (int i = 0; i < k; ++i) {
+        d[i] = s.inRec.data() + i * inRec;
+        nl[i] = s.inNull.data() + i * inNe;
+      }
+      s.native(d, nl, out, outNull, k);
+      return;
+    }
+    for (int i = 0; i < k; ++i) {
+      if (!s.machine.run(s.prog, s.in, {s.inRec.data() + i * inRec, s.inNull.data() + i * inNe}, s.out,
+                         {out + int64_t(i) * rec, outNull + i * ne})) {
+        s.error = s.machine.error();
+        return;
+      }
+    }
+  }
+
+  static void step(BlockCtx& c, Stream& s) {
+    Op op(c, s);
+    const Block& b = c.block;
+    const std::vector<char>& due = b.due[s.tickIndex];
+    const uint64_t roundedBefore = vm::val::ratRounded();
+    int64_t ns[kRun];
+    int js[kRun];
+    int k = 0;
+    s.wrote = 0;
+    auto flush = [&] {
+      if (k == 0 || !s.error.empty()) return;
+      uint8_t* out = s.hist.nextData();
+      uint8_t* outNull = s.hist.nextNulls();
+      runProgram(c, s, op, ns, js, k, out, outNull);
+      s.hist.commit(k);
+      try {
+        emitRun(s, ns, k, out, outNull);
+      } catch (const std::exception& e) {
+        s.error = e.what();
+      }
+      k = 0;
+    };
+    for (int j = 0; j < b.slots; ++j) {
+      if (due[size_t(j)] && b.t[size_t(j)] >= s.joinAt) {
+        ++s.due;
+        const int64_t n = s.due - 1 - s.q->tail;
+        if (n >= s.q->origin && n >= s.firstIndex) {  // else a silent slot: no record exists yet
+          ns[k] = n;
+          js[k] = j;
+          ++k;
+          ++s.wrote;
+        }
+      }
+      s.vis[size_t(j)] = s.hist.count + k;
+      if (k == s.runCap || k == s.hist.contiguous()) flush();
+    }
+    flush();
+    // Roundings are counted per thread; this stream's are those made in its step.
+    s.rounded += vm::val::ratRounded() - roundedBefore;
+  }
+};
+
+}  // namespace engine::ops

@@ -1,0 +1,50 @@
+// Stream operators as units: one file each (select, + # & % - > @ and the
+// reducers) with the operator's run-time half: its index map, its input
+// form, its step over a block, and its set-up. The compile-time half
+// (interval, origin, tail, capacity, schema) is in ir/passes/.
+// The engine calls setUp() once per computed stream; the chosen StepFn then
+// runs each block with the operator's code inlined (no per-record dispatch).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "engine/stream.hpp"
+
+namespace engine::ops {
+
+using Streams = std::vector<std::unique_ptr<Stream>>;
+
+// Fills the stream's index maps and input form and returns its step.
+// Throws std::runtime_error for an operator the engine does not run.
+StepFn setUp(Stream& s, const Streams& streams);
+
+// One entry per operator file.
+StepFn setUpSelect(Stream& s, const Streams& streams);    // FROM A
+StepFn setUpAdd(Stream& s, const Streams& streams);       // A + B
+StepFn setUpHash(Stream& s, const Streams& streams);      // A # B
+StepFn setUpDehash(Stream& s, const Streams& streams);    // A & r, A % r
+StepFn setUpSubtract(Stream& s, const Streams& streams);  // A - r
+StepFn setUpTimemove(Stream& s, const Streams& streams);  // A > n
+StepFn setUpWindow(Stream& s, const Streams& streams);    // A @ (k, w)
+StepFn setUpReduce(Stream& s, const Streams& streams);    // .avg .min .max .sumc
+
+// The step of a reducer that folds its fused window (window.cpp sets it).
+StepFn fusedReduceStep(const Stream& reducer);
+
+// Whether the input form may be the operands' records in place: every
+// operand lies unchanged in the input record and the input has nothing else.
+bool pointersFit(const Stream& s, const Streams& streams);
+
+// Fusion: a VOLATILE window read only by one reducer (same interval, origin
+// and tail, no rules) is folded by that reducer without being materialised.
+// Called after every stream is set up; `live` streams may be read later by
+// an ad hoc import, which unfuse() handles.
+void fuseWindows(const std::vector<Stream*>& computed, const Streams& streams);
+// The window goes back to computing its records (a new reader appeared);
+// its ring is refilled from the producer's history.
+void unfuse(Stream& window, Streams& streams);
+// A fused window's newest record, computed on demand (for clients).
+bool fusedNewest(Stream& window, const Streams& streams);
+
+}  // namespace engine::ops

@@ -1,0 +1,237 @@
+// .avg .min .max .sumc: record n folds every present element of record n of
+// A into one value of the input slot's type T (RATIONAL for exact types,
+// else FLOAT/DOUBLE), left to right; no present element gives NULL.
+// Integer elements fold in 64 bits when every partial sum is exact in T
+// (bounded by the sum of magnitudes), which gives the bytes of the T fold.
+// A fused window (window.cpp) is folded from its producer's elements; for
+// .sumc and .avg over integers the sum slides with the window while its
+// elements are settled.
+#include <limits>
+
+#include "engine/convert.hpp"
+#include "engine/operators/operators.hpp"
+#include "engine/operators/window.hpp"
+
+namespace engine::ops {
+
+namespace {
+
+using vm::val::Rat;
+
+inline Rat foldAdd(Rat a, Rat b) { return vm::val::ratAdd(a, b); }
+inline bool foldLess(Rat a, Rat b) { return vm::val::ratCmp(a, b) < 0; }
+inline Rat foldMean(Rat sum, int64_t n) { return vm::val::ratDiv(sum, Rat{int32_t(n), 1}); }
+template <class T> T foldAdd(T a, T b) { return a + b; }
+template <class T> bool foldLess(T a, T b) { return a < b; }
+template <class T> T foldMean(T sum, int64_t n) { return sum / T(n); }
+
+// Largest sum of magnitudes for which every integer partial sum is exact in T.
+template <class T> constexpr int64_t exactBound() {
+  if constexpr (std::is_same_v<T, Rat>) return std::numeric_limits<int32_t>::max();
+  else if constexpr (std::is_same_v<T, float>) return int64_t(1) << 24;
+  else return int64_t(1) << 53;
+}
+template <class T> T fromInt(int64_t v) {
+  if constexpr (std::is_same_v<T, Rat>) return Rat{int32_t(v), 1};
+  else return T(v);
+}
+
+inline bool integral(ir::Type t) { return t == ir::Type::BYTE || t == ir::Type::INTEGER || t == ir::Type::UINT; }
+inline int64_t intAt(const uint8_t* p, ir::Type t) {
+  if (t == ir::Type::BYTE) return *p;
+  if (t == ir::Type::INTEGER) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return v;
+  }
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+
+template <class T>
+void put(uint8_t* out, T v) {
+  memcpy(out, &v, sizeof v);
+}
+
+// Integer accumulators of one fold.
+struct IntFold {
+  int64_t sum = 0, sumAbs = 0, present = 0, lo = 0, hi = 0;
+  void add(int64_t v) {
+    if (present++ == 0) lo = hi = v;
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+    sumAbs += v < 0 ? -v : v;
+  }
+};
+
+// The result of an exact integer fold, or false when T could not have held
+// every partial sum (the caller folds in T instead).
+template <class T>
+bool intResult(ir::Op op, const IntFold& f, uint8_t* out) {
+  if (f.sumAbs > exactBound<T>()) return false;
+  switch (op) {
+    case ir::Op::STREAM_MIN: put(out, fromInt<T>(f.lo)); break;
+    case ir::Op::STREAM_MAX: put(out, fromInt<T>(f.hi)); break;
+    case ir::Op::STREAM_SUM: put(out, fromInt<T>(f.sum)); break;
+    default: put(out, foldMean(fromInt<T>(f.sum), f.present)); break;
+  }
+  return true;
+}
+
+// Folds elements 0..count-1 (elem(i, v, isNull, se)) in T, left to right.
+template <class T, class Elem>
+bool foldT(ir::Op op, int64_t count, Elem&& elem, ir::Type t, uint8_t* out) {
+  T acc{};
+  int64_t present = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    bool isNull;
+    const ir::Element* se;
+    const uint8_t* v = elem(i, isNull, se);
+    if (!v || isNull) continue;
+    T x;
+    convertElem(se->type, v, se->size, t, reinterpret_cast<uint8_t*>(&x), int(sizeof x));
+    if (present++ == 0 && (op == ir::Op::STREAM_MIN || op == ir::Op::STREAM_MAX)) acc = x;
+    else if (op == ir::Op::STREAM_MIN) acc = foldLess(x, acc) ? x : acc;
+    else if (op == ir::Op::STREAM_MAX) acc = foldLess(acc, x) ? x : acc;
+    else acc = foldAdd(acc, x);
+  }
+  if (present == 0) return false;
+  if (op == ir::Op::STREAM_AVG) acc = foldMean(acc, present);
+  put(out, acc);
+  return true;
+}
+
+// The whole fold: in 64-bit integers when the elements are integers and that
+// is exact, else in T.
+template <class T, class Elem>
+bool fold(ir::Op op, bool ints, int64_t count, Elem&& elem, ir::Type t, uint8_t* out) {
+  if (ints) {
+    IntFold f;
+    for (int64_t i = 0; i < count; ++i) {
+      bool isNull;
+      const ir::Element* se;
+      const uint8_t* v = elem(i, isNull, se);
+      if (v && !isNull) f.add(intAt(v, se->type));
+    }
+    if (f.present == 0) return false;
+    if (intResult<T>(op, f, out)) return true;
+  }
+  return foldT<T>(op, count, elem, t, out);
+}
+
+template <class T, bool Fused>
+struct ReduceOp {
+  BlockCtx& c;
+  Stream& s;
+  const Stream& a;  // the record folded (not fused), or the window's producer (fused)
+  WindowShape w;
+  ir::Op op;
+  ir::Type t;
+  bool ints = true;
+  ReduceOp(BlockCtx& ctx, Stream& st)
+      : c(ctx), s(st), a(Fused ? ctx.src(*st.fusedWindow, 0) : ctx.src(st, 0)), op(st.q->program.back().op),
+        t(st.in.elems[0].type) {
+    if constexpr (Fused) w = WindowShape(*st.fusedWindow, a);
+    for (auto& e : a.out.elems) ints = ints && integral(e.type);
+  }
+  Form form(const Stream&) const { return Form::Gather; }
+  int operands(const Stream&) const { return 1; }
+  void pointers(int64_t, int, const uint8_t**, const uint8_t**) {}
+  void direct(int64_t, int, uint8_t*, uint8_t*) {}
+
+  void gather(int64_t n, int j, uint8_t* in, uint8_t* inNull) {
+    const ir::Element& de = s.in.elems[0];
+    memset(in, 0, size_t(de.size));
+    bool some;
+    if constexpr (Fused) some = foldWindow(n, j, in);
+    else {
+      const uint8_t *d, *nl;
+      some = a.hist.get(n, a.vis[size_t(j)], d, nl) &&
+             fold<T>(op, ints, int64_t(a.out.elems.size()),
+                     [&](int64_t i, bool& isNull, const ir::Element*& se) {
+                       se = &a.out.elems[size_t(i)];
+                       isNull = nl[i] != 0;
+                       return d + se->offset;
+                     },
+                     t, in);
+    }
+    if (!some) memset(in, 0, size_t(de.size));
+    inNull[0] = some ? 0 : 1;
+  }
+
+  bool foldWindow(int64_t n, int j, uint8_t* in) {
+    auto elem = [&](int64_t i, bool& isNull, const ir::Element*& se) {
+      return w.element(w.position(n, i), j, isNull, se);
+    };
+    Stream::Running& r = s.running;
+    const int64_t L = w.lo(n), H = w.hi(n);
+    const bool sliding = ints && (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG);
+    if (!sliding || !w.settled(L, H, j)) {
+      r.valid = false;
+      return fold<T>(op, ints, w.W, elem, t, in);
+    }
+    if (!r.valid || L < r.lo || H < r.hi || L > r.hi + 1) {
+      r = Stream::Running{};
+      r.valid = true;
+      r.lo = L;
+      r.hi = L - 1;
+    }
+    auto change = [&](const uint8_t* v, bool isNull, const ir::Element* se, int sign) {
+      if (!v || isNull) return;
+      const int64_t x = intAt(v, se->type);
+      r.sum += sign * x;
+      r.sumAbs += sign * (x < 0 ? -x : x);
+      r.present += sign;
+    };
+    bool lost = false;
+    for (int64_t p = r.lo; p < L && !lost; ++p) {
+      bool isNull;
+      const ir::Element* se;
+      const uint8_t* v = w.leaving(p, isNull, se, lost);
+      change(v, isNull, se, -1);
+    }
+    if (lost) {  // the ring no longer holds what leaves: start the sums afresh
+      r = Stream::Running{};
+      r.valid = true;
+      r.lo = L;
+      r.hi = L - 1;
+    }
+    for (int64_t p = std::max(r.hi + 1, L); p <= H; ++p) {
+      bool isNull;
+      const ir::Element* se;
+      const uint8_t* v = w.element(p, j, isNull, se);
+      change(v, isNull, se, 1);
+    }
+    r.lo = L;
+    r.hi = H;
+    if (r.present == 0) return false;
+    IntFold f;
+    f.sum = r.sum;
+    f.sumAbs = r.sumAbs;
+    f.present = r.present;
+    if (intResult<T>(op, f, in)) return true;
+    return foldT<T>(op, w.W, elem, t, in);  // partial sums beyond T: the fold itself
+  }
+};
+
+template <bool Fused>
+StepFn reduceStep(const Stream& s) {
+  switch (s.in.elems[0].type) {
+    case ir::Type::RATIONAL: return &Driver<ReduceOp<Rat, Fused>>::step;
+    case ir::Type::FLOAT: return &Driver<ReduceOp<float, Fused>>::step;
+    default: return &Driver<ReduceOp<double, Fused>>::step;
+  }
+}
+
+}  // namespace
+
+StepFn setUpReduce(Stream& s, const Streams&) {
+  if (s.in.elems.size() != 1) throw std::runtime_error("a reducer's input is one element");
+  return reduceStep<false>(s);
+}
+
+StepFn fusedReduceStep(const Stream& s) { return reduceStep<true>(s); }
+
+}  // namespace engine::ops

@@ -1,0 +1,236 @@
+// A @ (k, w): record n holds the |w| elements of A at positions n·k-|w|+1 ..
+// n·k (window.hpp). A window that only copies (every field its own element,
+// integer types) is gathered straight into its history ring; a VOLATILE
+// window read by one reducer is not materialised at all (reduce.cpp folds
+// it), and keeps only its record count and NULL index here.
+#include "engine/convert.hpp"
+#include "engine/operators/operators.hpp"
+#include "engine/operators/window.hpp"
+
+namespace engine::ops {
+
+namespace {
+
+struct WindowOp {
+  BlockCtx& c;
+  Stream& s;
+  WindowShape w;
+  WindowOp(BlockCtx& ctx, Stream& st) : c(ctx), s(st), w(st, ctx.src(st, 0)) {}
+  Form form(const Stream& st) const { return st.identity ? Form::Direct : Form::Gather; }
+  int operands(const Stream&) const { return 1; }
+  void pointers(int64_t, int, const uint8_t**, const uint8_t**) {}
+  void gather(int64_t n, int j, uint8_t* in, uint8_t* inNull) {
+    for (int64_t i = 0; i < w.W; ++i) {
+      const ir::Element& de = s.in.elems[size_t(i)];
+      bool isNull;
+      const ir::Element* se;
+      const uint8_t* v = w.element(w.position(n, i), j, isNull, se);
+      if (v) convertElem(se->type, v, se->size, de.type, in + de.offset, de.size);
+      else memset(in + de.offset, 0, size_t(de.size));
+      inNull[i] = isNull ? 1 : 0;
+    }
+  }
+  // Identity: the element bytes as they are (a NULL one reads as zeros, as
+  // the program would store it).
+  void direct(int64_t n, int j, uint8_t* out, uint8_t* outNull) {
+    if (w.F == 1 && w.newestFirst) {
+      const History& h = w.a->hist;
+      const int64_t vis = w.a->vis[size_t(j)], top = n * w.k - h.base, size = s.out.elems[0].size;
+      if (top < vis && top - w.W + 1 >= std::max<int64_t>(vis - h.window, 0)) {
+        // The whole window is held: one element per record, newest first.
+        for (int64_t i = 0; i < w.W; ++i) {
+          const int64_t p = h.pos(top - i);
+          const bool isNull = h.nulls[size_t(p)] != 0;
+          outNull[i] = isNull ? 1 : 0;
+          if (isNull) memset(out + i * size, 0, size_t(size));
+          else memcpy(out + i * size, h.data.data() + p * h.rec, size_t(size));
+        }
+        return;
+      }
+    }
+    for (int64_t i = 0; i < w.W; ++i) {
+      const ir::Element& de = s.out.elems[size_t(i)];
+      bool isNull;
+      const ir::Element* se;
+      const uint8_t* v = w.element(w.position(n, i), j, isNull, se);
+      outNull[i] = isNull ? 1 : 0;
+      if (v && !isNull) memcpy(out + de.offset, v, size_t(de.size));
+      else memset(out + de.offset, 0, size_t(de.size));
+    }
+  }
+};
+
+// Whether the program stores each input element unchanged into the same
+// output element (integers only: float stores canonicalise NaN, RATIONAL
+// stores normalise), with the same layout on both sides.
+bool copiesInput(const Stream& s) {
+  if (s.in.elems.size() != s.out.elems.size() || s.prog.code.size() != 2 * s.out.elems.size()) return false;
+  for (size_t e = 0; e < s.out.elems.size(); ++e) {
+    const ir::Element &a = s.in.elems[e], &b = s.out.elems[e];
+    if (a.type != b.type || a.size != b.size || a.offset != b.offset) return false;
+    if (a.type != ir::Type::INTEGER && a.type != ir::Type::UINT && a.type != ir::Type::BYTE) return false;
+    const vm::Instr &ld = s.prog.code[2 * e], &st = s.prog.code[2 * e + 1];
+    const bool load = ld.op == vm::Op::LOAD_I32 || ld.op == vm::Op::LOAD_U32 || ld.op == vm::Op::LOAD_U8;
+    const bool store = st.op == vm::Op::STORE_I32 || st.op == vm::Op::STORE_U32 || st.op == vm::Op::STORE_U8;
+    if (!load || !store || ld.a != int(e) || st.a != int(e)) return false;
+  }
+  return true;
+}
+
+// The window's NULL index entry of record n, from the elements' flags.
+void windowBitmap(Stream& s, const WindowShape& w, int64_t n, int j) {
+  std::fill(s.bitmap.begin(), s.bitmap.end(), 0);
+  for (int64_t i = 0; i < w.W; ++i) {
+    bool isNull;
+    const ir::Element* se;
+    w.element(w.position(n, i), j, isNull, se);
+    if (isNull) {
+      const int f = s.out.elems[size_t(i)].field;
+      s.bitmap[size_t(f / 8)] |= uint8_t(1u << (f % 8));
+    }
+  }
+}
+
+// A fused window: counts its records and writes its NULL index. The number
+// of NULL elements in the window slides with it while the elements are
+// settled (window.hpp); otherwise it is counted afresh.
+void fusedWindowStep(BlockCtx& c, Stream& s) {
+  const Block& b = c.block;
+  const std::vector<char>& due = b.due[s.tickIndex];
+  const WindowShape w(s, c.src(s, 0));
+  Stream::Running& r = s.running;
+  s.wrote = 0;
+  auto nullAt = [&](int64_t pos, int j) {
+    bool isNull;
+    const ir::Element* se;
+    w.element(pos, j, isNull, se);
+    return isNull ? 1 : 0;
+  };
+  for (int j = 0; j < b.slots; ++j) {
+    if (due[size_t(j)] && b.t[size_t(j)] >= s.joinAt) {
+      ++s.due;
+      const int64_t n = s.due - 1 - s.q->tail;
+      if (n >= s.q->origin && n >= s.firstIndex) {
+        const int64_t L = w.lo(n), H = w.hi(n);
+        if (w.settled(L, H, j)) {
+          if (!r.valid || L < r.lo || H < r.hi || L > r.hi + 1) {
+            r = Stream::Running{};
+            r.valid = true;
+            r.lo = L;
+            r.hi = L - 1;
+          }
+          bool lost = false;
+          for (int64_t p = r.lo; p < L && !lost; ++p) {
+            bool isNull;
+            const ir::Element* se;
+            w.leaving(p, isNull, se, lost);
+            r.nulls -= isNull ? 1 : 0;
+          }
+          if (lost) {
+            r = Stream::Running{};
+            r.valid = true;
+            r.hi = L - 1;
+          }
+          for (int64_t p = std::max(r.hi + 1, L); p <= H; ++p) r.nulls += nullAt(p, j);
+          r.lo = L;
+          r.hi = H;
+        } else {
+          r.valid = false;
+        }
+        if (r.valid && r.nulls == 0) {
+          s.meta->append(s.zeroBitmap);
+        } else {
+          windowBitmap(s, w, n, j);
+          s.meta->append(s.bitmap);
+        }
+        s.hist.commit();
+        ++s.wrote;
+      }
+    }
+    s.vis[size_t(j)] = s.hist.count;
+  }
+}
+
+}  // namespace
+
+StepFn setUpWindow(Stream& s, const Streams&) {
+  s.identity = copiesInput(s);
+  return &Driver<WindowOp>::step;
+}
+
+// The newest record of a fused window as a reader now would see it.
+bool fusedNewest(Stream& s, const Streams& streams) {
+  if (s.hist.count == 0) return false;
+  const WindowShape w(s, *streams[size_t(s.srcs[0])]);
+  const int64_t n = s.hist.newest(), visible = w.a->hist.count;
+  for (int64_t i = 0; i < w.W; ++i) {
+    const ir::Element& de = s.out.elems[size_t(i)];
+    bool isNull;
+    const ir::Element* se;
+    const uint8_t* v = w.elementSeen(w.position(n, i), visible, isNull, se);
+    s.outNull[size_t(i)] = isNull ? 1 : 0;
+    if (v && !isNull) convertElem(se->type, v, se->size, de.type, s.outRec.data() + de.offset, de.size);
+    else memset(s.outRec.data() + de.offset, 0, size_t(de.size));
+  }
+  return true;
+}
+
+// Fusion is decided here and carried out by the reducer (reduce.cpp).
+void fuseWindows(const std::vector<Stream*>& computed, const Streams& streams) {
+  for (Stream* r : computed) {
+    const ir::Op op = r->q->program.back().op;
+    const bool reducer = r->q->program.size() > 1 && (op == ir::Op::STREAM_AVG || op == ir::Op::STREAM_SUM ||
+                                                      op == ir::Op::STREAM_MIN || op == ir::Op::STREAM_MAX);
+    if (!reducer || r->srcs.size() != 1 || r->fusedWindow) continue;
+    Stream& w = *streams[size_t(r->srcs[0])];
+    if (w.declared || w.fusedInto || !w.q->isVolatile || w.rules || !w.identity || w.adhoc || r->adhoc) continue;
+    if (w.q->program.size() < 2 || w.q->program.back().op != ir::Op::STREAM_AGSE) continue;
+    if (w.q->interval != r->q->interval || w.q->origin != r->q->origin || w.q->tail != r->q->tail) continue;
+    int readers = 0;
+    for (Stream* o : computed)
+      for (int src : o->srcs) readers += src == w.index;
+    if (readers != 1) continue;
+    // The reducer folds the producer's elements: they must be of the window's type.
+    const Stream& a = *streams[size_t(w.srcs[0])];
+    bool same = !a.out.elems.empty();
+    for (auto& e : a.out.elems) same = same && e.type == w.out.elems[0].type && e.size == w.out.elems[0].size;
+    if (!same) continue;
+    w.fusedInto = r;
+    w.step = &fusedWindowStep;
+    w.running = {};
+    r->fusedWindow = &w;
+    r->running = {};
+    r->step = fusedReduceStep(*r);
+  }
+}
+
+void unfuse(Stream& w, Streams& streams) {
+  if (!w.fusedInto) return;
+  Stream& r = *w.fusedInto;
+  w.fusedInto = nullptr;
+  r.fusedWindow = nullptr;
+  w.step = &Driver<WindowOp>::step;
+  r.step = setUpReduce(r, streams);
+  w.running = {};
+  r.running = {};
+  // Its ring gets the records a reader may still ask for, from the producer as it is now.
+  Stream& a = *streams[size_t(w.srcs[0])];
+  const WindowShape shape(w, a);
+  const int64_t visible = a.hist.count;
+  for (int64_t n = std::max(w.hist.base, w.hist.newest() - w.hist.window + 1); n <= w.hist.newest(); ++n) {
+    const int64_t p = w.hist.pos(n - w.hist.base);
+    uint8_t* out = w.hist.data.data() + p * w.hist.rec;
+    uint8_t* outNull = w.hist.nulls.data() + p * w.hist.elems;
+    for (int64_t i = 0; i < shape.W; ++i) {
+      const ir::Element& de = w.out.elems[size_t(i)];
+      bool isNull;
+      const ir::Element* se;
+      const uint8_t* v = shape.elementSeen(shape.position(n, i), visible, isNull, se);
+      outNull[i] = isNull ? 1 : 0;
+      if (v && !isNull) convertElem(se->type, v, se->size, de.type, out + de.offset, de.size);
+      else memset(out + de.offset, 0, size_t(de.size));
+    }
+  }
+}
+
+}  // namespace engine::ops

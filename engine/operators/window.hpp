@@ -1,0 +1,75 @@
+// The element positions of a window A@(k, w) (shared by the window operator
+// and the reducers that fold a window in place). A's records are laid end to
+// end as one sequence of elements (F per record); record n of the window
+// holds positions n·k-|w|+1 .. n·k, newest first for w > 0.
+#pragma once
+
+#include "engine/operators/driver.hpp"
+
+namespace engine::ops {
+
+inline int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+struct WindowShape {
+  const Stream* a = nullptr;  // the producer
+  int64_t k = 1, W = 1, F = 1;
+  bool newestFirst = true;
+  WindowShape() = default;
+  WindowShape(const Stream& window, const Stream& producer) : a(&producer) {
+    auto [kk, w] = std::get<std::pair<int32_t, int32_t>>(window.q->program.back().v);
+    k = kk;
+    W = std::abs(w);
+    newestFirst = w > 0;
+    F = std::max<int64_t>(int64_t(producer.out.elems.size()), 1);
+  }
+  int64_t hi(int64_t n) const { return n * k; }
+  int64_t lo(int64_t n) const { return n * k - W + 1; }
+  // Position of field i of record n.
+  int64_t position(int64_t n, int64_t i) const { return newestFirst ? n * k - i : n * k - (W - 1) + i; }
+  // Every element of positions [l, h] reads now as it will for as long as it
+  // stays in a window: its record is visible, or lies before the producer's
+  // first record, and none has left the producer's ring.
+  bool settled(int64_t l, int64_t h, int j) const {
+    const int64_t vis = a->vis[size_t(j)];
+    const int64_t rl = floorDiv(l, F) - a->hist.base, rh = floorDiv(h, F) - a->hist.base;
+    if (rh >= vis) return false;
+    return std::max<int64_t>(rl, 0) >= vis - a->hist.window;
+  }
+  // The element at a position: data pointer and NULL flag (nullptr: absent).
+  const uint8_t* element(int64_t pos, int j, bool& isNull, const ir::Element*& e) const {
+    return elementSeen(pos, a->vis[size_t(j)], isNull, e);
+  }
+  // An element that left the window, as it was read when it entered: from
+  // the ring while the ring still holds its record (`gone` when not).
+  const uint8_t* leaving(int64_t pos, bool& isNull, const ir::Element*& e, bool& gone) const {
+    const int64_t rec = floorDiv(pos, F), el = pos - rec * F, i = rec - a->hist.base;
+    e = &a->out.elems[size_t(el)];
+    gone = false;
+    if (i < 0) {  // before the producer's first record: never there
+      isNull = true;
+      return nullptr;
+    }
+    if (i >= a->hist.count || i < a->hist.count - a->hist.cap) {
+      gone = true;
+      isNull = true;
+      return nullptr;
+    }
+    const int64_t p = a->hist.pos(i);
+    isNull = a->hist.nulls[size_t(p * a->hist.elems + el)] != 0;
+    return a->hist.data.data() + p * a->hist.rec + e->offset;
+  }
+  // The same for a reader that sees `visible` records of the producer.
+  const uint8_t* elementSeen(int64_t pos, int64_t visible, bool& isNull, const ir::Element*& e) const {
+    const int64_t rec = floorDiv(pos, F), el = pos - rec * F;
+    const uint8_t *d, *nl;
+    e = &a->out.elems[size_t(el)];
+    if (!a->hist.get(rec, visible, d, nl)) {
+      isNull = true;
+      return nullptr;
+    }
+    isNull = nl[el] != 0;
+    return d + e->offset;
+  }
+};
+
+}  // namespace engine::ops

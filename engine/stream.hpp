@@ -1,0 +1,99 @@
+// Run-time state of one stream, and the block of slots the engine runs at a
+// time. Operators (engine/operators/) read and write these; the scheduler
+// (engine.cpp) owns them.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/history.hpp"
+#include "engine/rules.hpp"
+#include "ir/ir.hpp"
+#include "ir/layout.hpp"
+#include "storage/source.hpp"
+#include "storage/store.hpp"
+#include "vm/vm.hpp"
+
+namespace engine {
+
+// A run of grid slots executed together, stream by stream in plan order.
+struct Block {
+  int slots = 0;
+  std::vector<int64_t> t;              // slot j's time, in scheduler ticks
+  std::vector<std::vector<char>> due;  // due[i][j]: distinct interval i is due in slot j
+};
+
+struct Stream;
+struct BlockCtx;
+// One stream's work over a block (chosen once per stream at set-up).
+using StepFn = void (*)(BlockCtx&, Stream&);
+
+struct Stream {
+  const ir::Query* q = nullptr;
+  int index = 0;
+  uint64_t serial = 0;  // never reused: background JIT results find their stream by it
+  bool declared = false;
+  ir::Layout out, in;
+  History hist;
+  std::vector<int> srcs;  // FROM operands (stream indices)
+  int64_t tick = 1;       // interval in scheduler ticks
+  size_t tickIndex = 0;   // which distinct interval
+  // vis[j]: the records a reader in slot j of the current block sees (for a
+  // computed stream: after its own step in slot j; for a source: before it
+  // reads in slot j).
+  std::vector<int64_t> vis;
+  int64_t due = 0;         // due slots seen so far
+  int wrote = 0;           // records written in the current block
+  int64_t firstIndex = 0;  // an ad hoc stream's first record (logical index)
+  int64_t joinAt = 0;      // an ad hoc stream is due only from this slot (ticks) on
+  bool adhoc = false;      // imported while running (may be removed again)
+  bool removed = false;    // removed: kept only so that stream indices stay valid
+  std::string unit;        // the JIT unit its code belongs to
+  std::unique_ptr<ir::Query> ownQuery;  // an ad hoc stream's statement (q points here)
+  // sources
+  std::unique_ptr<storage::Source> source;
+  // computed: the operator's step and what it needs
+  StepFn step = nullptr;
+  StepFn gatherInto = nullptr;  // a window that is folded by its reader: fills outRec for newest()
+  bool operandPointers = false;  // the program reads the operands' records in place
+  std::vector<int> slotBase;     // ... the first input element of each record it reads
+  std::vector<char> operandWhole;  // operand k's record lies unchanged in the input record
+  std::vector<int> operandBase;    // first input element of operand k
+  std::vector<ir::Rational> operandRatio;  // Δ/Δ_operand (index map of +)
+  ir::Rational indexRatio;  // #: Δb/(Δa+Δb); & and %: Δ/r; -: r/Δa (the operator's index map)
+  vm::Program prog;
+  vm::Machine machine;
+  bool identity = false;  // the program copies its input record unchanged (no float, no RATIONAL)
+  void (*native)(const uint8_t* const*, const uint8_t* const*, uint8_t*, uint8_t*, int64_t) = nullptr;
+  std::vector<uint8_t> inRec, inNull, outRec, outNull;  // scratch records (VM, gathers)
+  int runCap = 1;                                       // records per run (scratch input records held)
+  std::vector<uint8_t> zeroRec, nullFlags;              // an absent operand record: zeros, all NULL
+  // Fusion: a VOLATILE window read only by one reducer is not materialised;
+  // the reducer folds the producer's elements and keeps the window's index.
+  Stream* fusedInto = nullptr;  // set on the window
+  Stream* fusedWindow = nullptr;  // set on the reducer
+  std::unique_ptr<storage::Store> store;
+  std::unique_ptr<storage::MetaIndex> meta;
+  int metaBits = 0;
+  std::vector<uint8_t> bitmap, zeroBitmap;
+  std::unique_ptr<StreamRules> rules;
+  std::string error;
+  uint64_t rounded = 0;  // RATIONAL results rounded to the nearest representable fraction
+  // Operator state carried from block to block (incremental reducers).
+  struct Running {
+    bool valid = false;
+    int64_t lo = 0, hi = -1;  // flat element positions folded: [lo, hi]
+    int64_t sum = 0, sumAbs = 0, present = 0, nulls = 0;
+  } running;
+};
+
+struct BlockCtx {
+  const Block& block;
+  std::vector<std::unique_ptr<Stream>>& streams;
+  bool interpret = false;
+  Stream& src(const Stream& s, size_t k) { return *streams[size_t(s.srcs[k])]; }
+};
+
+}  // namespace engine
