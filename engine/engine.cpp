@@ -227,6 +227,8 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
   JitWorker::Job job;
   job.unit = unit;
   for (auto* s : which) {
+    // A window that copies (or is folded by its reducer) runs no program.
+    if (s->identity || s->fusedInto) continue;
     // The step reads its operands in place, or the scratch input records it gathers.
     JitWorker::Item it;
     it.serial = s->serial;

@@ -599,6 +599,17 @@ void MetaIndex::append(const std::vector<uint8_t>& bitmap) {
   runs_.push_back(Run{false, 1, bitmap});
 }
 
+void MetaIndex::appendPresent(uint64_t count) {
+  if (count == 0) return;
+  total_ += count;
+  if (!runs_.empty() && !runs_.back().gap &&
+      std::all_of(runs_.back().bits.begin(), runs_.back().bits.end(), [](uint8_t b) { return b == 0; })) {
+    runs_.back().count += count;
+    return;
+  }
+  runs_.push_back(Run{false, count, std::vector<uint8_t>(size_t(bytes()), 0)});
+}
+
 void MetaIndex::align(uint64_t dataRecords) {
   if (total_ == dataRecords) return;
   if (total_ > dataRecords) {

@@ -65,6 +65,8 @@ class MetaIndex {
   MetaIndex(std::string path, int bits, bool shadowAware, bool persistent = true);
   ~MetaIndex();
   void append(const std::vector<uint8_t>& bitmap);
+  // `count` records whose bitmap is all zero (nothing NULL).
+  void appendPresent(uint64_t count);
   std::vector<uint8_t> bitmapAt(uint64_t i) const;
   void update(uint64_t i, const std::vector<uint8_t>& bitmap);
   void reset();

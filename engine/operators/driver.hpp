@@ -33,27 +33,23 @@ inline void recordAt(const Stream& reader, const Stream& p, int64_t n, int j, co
 // converting element types where they differ.
 void copyOperand(const Stream& s, const Stream& src, int k, int64_t idx, int j, uint8_t* in, uint8_t* inNull);
 
-// The NULL index entry of one output record, then the store.
-inline void storeRecord(Stream& s, const uint8_t* rec, const uint8_t* nl) {
-  const size_t ne = s.out.elems.size();
-  if (ne == 0 || !memchr(nl, 1, ne)) {
-    s.meta->append(s.zeroBitmap);
-  } else {
-    std::fill(s.bitmap.begin(), s.bitmap.end(), 0);
-    for (size_t e = 0; e < ne; ++e)
-      if (nl[e]) {
-        const int f = s.out.elems[e].field;
-        s.bitmap[size_t(f / 8)] |= uint8_t(1u << (f % 8));
-      }
-    s.meta->append(s.bitmap);
-  }
-  if (s.store) s.store->append(rec);
+// The NULL index entry of one output record with a NULL element.
+inline void appendNullBits(Stream& s, const uint8_t* nl) {
+  std::fill(s.bitmap.begin(), s.bitmap.end(), 0);
+  for (size_t e = 0; e < s.out.elems.size(); ++e)
+    if (nl[e]) {
+      const int f = s.out.elems[e].field;
+      s.bitmap[size_t(f / 8)] |= uint8_t(1u << (f % 8));
+    }
+  s.meta->append(s.bitmap);
 }
 
-// Rules, index and store for the records of one run, in order.
+// Rules, NULL index and store for the records of one run, in order (runs of
+// records without NULLs go to the index at once).
 inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, const uint8_t* outNull) {
   const int rec = s.out.recordSize;
   const size_t ne = s.out.elems.size();
+  uint64_t present = 0;  // records without NULL not yet in the index
   for (int i = 0; i < k; ++i) {
     const uint8_t* r = out + int64_t(i) * rec;
     const uint8_t* nl = outNull + i * ne;
@@ -65,8 +61,17 @@ inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, con
         return h.get(x, seen, d, f);
       });
     }
-    storeRecord(s, r, nl);
+    if (ne == 0 || !memchr(nl, 1, ne)) {
+      ++present;
+    } else {
+      s.meta->appendPresent(present);
+      present = 0;
+      appendNullBits(s, nl);
+    }
   }
+  s.meta->appendPresent(present);
+  if (s.store)
+    for (int i = 0; i < k; ++i) s.store->append(out + int64_t(i) * rec);
 }
 
 template <class Op>

@@ -130,11 +130,15 @@ struct ReduceOp {
   ir::Op op;
   ir::Type t;
   bool ints = true;
+  bool int32s = false;  // INTEGER elements end to end
   ReduceOp(BlockCtx& ctx, Stream& st)
       : c(ctx), s(st), a(Fused ? ctx.src(*st.fusedWindow, 0) : ctx.src(st, 0)), op(st.q->program.back().op),
         t(st.in.elems[0].type) {
     if constexpr (Fused) w = WindowShape(*st.fusedWindow, a);
     for (auto& e : a.out.elems) ints = ints && integral(e.type);
+    int32s = !Fused && !a.out.elems.empty();
+    for (size_t e = 0; e < a.out.elems.size(); ++e)
+      int32s = int32s && a.out.elems[e].type == ir::Type::INTEGER && a.out.elems[e].offset == int(4 * e);
   }
   Form form(const Stream&) const { return Form::Gather; }
   int operands(const Stream&) const { return 1; }
@@ -146,7 +150,10 @@ struct ReduceOp {
     memset(in, 0, size_t(de.size));
     bool some;
     if constexpr (Fused) some = foldWindow(n, j, in);
-    else {
+    else if (int32s) {
+      const uint8_t *d, *nl;
+      some = a.hist.get(n, a.vis[size_t(j)], d, nl) && foldInt32s(d, nl, in);
+    } else {
       const uint8_t *d, *nl;
       some = a.hist.get(n, a.vis[size_t(j)], d, nl) &&
              fold<T>(op, ints, int64_t(a.out.elems.size()),
@@ -159,6 +166,27 @@ struct ReduceOp {
     }
     if (!some) memset(in, 0, size_t(de.size));
     inNull[0] = some ? 0 : 1;
+  }
+
+  // A record of INTEGER elements end to end: the integer fold in one loop.
+  bool foldInt32s(const uint8_t* d, const uint8_t* nl, uint8_t* in) {
+    IntFold f;
+    const int64_t ne = int64_t(a.out.elems.size());
+    for (int64_t i = 0; i < ne; ++i) {
+      if (nl[i]) continue;
+      int32_t v;
+      memcpy(&v, d + 4 * i, 4);
+      f.add(v);
+    }
+    if (f.present == 0) return false;
+    if (intResult<T>(op, f, in)) return true;
+    return foldT<T>(op, ne,
+                    [&](int64_t i, bool& isNull, const ir::Element*& se) {
+                      se = &a.out.elems[size_t(i)];
+                      isNull = nl[i] != 0;
+                      return d + se->offset;
+                    },
+                    t, in);
   }
 
   bool foldWindow(int64_t n, int j, uint8_t* in) {

@@ -38,6 +38,18 @@ struct WindowOp {
       const int64_t vis = w.a->vis[size_t(j)], top = n * w.k - h.base, size = s.out.elems[0].size;
       if (top < vis && top - w.W + 1 >= std::max<int64_t>(vis - h.window, 0)) {
         // The whole window is held: one element per record, newest first.
+        if (size == 4) {  // INTEGER and UINT: word copies
+          for (int64_t i = 0; i < w.W; ++i) {
+            const int64_t p = h.pos(top - i);
+            const uint8_t isNull = h.nulls[size_t(p)] != 0;
+            uint32_t v;
+            memcpy(&v, h.data.data() + p * h.rec, 4);
+            v = isNull ? 0 : v;
+            memcpy(out + i * 4, &v, 4);
+            outNull[i] = isNull;
+          }
+          return;
+        }
         for (int64_t i = 0; i < w.W; ++i) {
           const int64_t p = h.pos(top - i);
           const bool isNull = h.nulls[size_t(p)] != 0;
@@ -138,7 +150,7 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
           r.valid = false;
         }
         if (r.valid && r.nulls == 0) {
-          s.meta->append(s.zeroBitmap);
+          s.meta->appendPresent(1);
         } else {
           windowBitmap(s, w, n, j);
           s.meta->append(s.bitmap);
