@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 N=${1:-200000}
-B=$ROOT/build-bench
+B=${RDB_BENCH_BUILD:-$ROOT/build-bench}  # a release build configured with -Dbench=true
 [ -f "$B/build.ninja" ] || meson setup "$B" --buildtype=release -Dbench=true >/dev/null
 ninja -C "$B" >/dev/null
 XR=$B/tools/xretractor

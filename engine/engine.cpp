@@ -585,6 +585,13 @@ void Engine::Impl::planBlock(int n) {
   block.t.resize(size_t(n));
   block.due.resize(ticks.size());
   for (auto& d : block.due) d.resize(size_t(n));
+  block.allDue = ticks.size() == 1;
+  if (block.allDue) {  // one interval: every slot is due
+    std::fill(block.due[0].begin(), block.due[0].end(), 1);
+    for (int j = 0; j < n; ++j) block.t[size_t(j)] = ticks[0] * counters[0]++;
+    now = block.t[size_t(n - 1)];
+    return;
+  }
   for (int j = 0; j < n; ++j) {
     int64_t t = INT64_MAX;
     for (size_t i = 0; i < ticks.size(); ++i) t = std::min(t, ticks[i] * counters[i]);
@@ -602,19 +609,39 @@ void Engine::Impl::planBlock(int n) {
 // next record; what a stream computing in slot j sees is the count before
 // that slot's read. A source that runs out ends the block after that slot.
 bool Engine::Impl::readSources() {
+  int last = block.slots - 1;  // the slot whose read exhausted a source (--until-eof)
   bool exhausted = false;
-  int last = block.slots - 1;
-  for (int j = 0; j < block.slots; ++j) {
-    for (auto* s : declared) {
-      s->vis[size_t(j)] = s->hist.count;
-      if (!block.due[s->tickIndex][size_t(j)]) continue;
-      s->source->next(s->hist.nextData(), s->hist.nextNulls());
-      s->hist.commit();
-      exhausted = exhausted || s->source->exhausted();
-    }
-    if (exhausted && opt.untilEof) {
-      last = j;
-      break;
+  for (auto* s : declared) {
+    const std::vector<char>& due = block.due[s->tickIndex];
+    History& h = s->hist;
+    int j = 0;
+    while (j < block.slots) {
+      // The due slots from j on whose records lie contiguously in the ring.
+      int run = 0, end = j;
+      const int64_t room = h.contiguous();
+      for (; end < block.slots && run < room; ++end) {
+        s->vis[size_t(end)] = h.count + run;
+        run += due[size_t(end)];
+      }
+      const int got = run ? s->source->nextMany(h.nextData(), h.nextNulls(), run) : 0;
+      h.commit(got);
+      if (got < run || (run && s->source->exhausted())) {
+        // The read of record `got` (of this run) exhausted it: find its slot.
+        int seen = 0;
+        for (int x = j; x < end; ++x)
+          if (due[size_t(x)] && ++seen == got) {
+            if (opt.untilEof) last = std::min(last, x);
+            break;
+          }
+        exhausted = true;
+        if (got < run) {  // the rest of this run reads as the source now does
+          for (int x = got; x < run; ++x) {
+            s->source->next(h.nextData(), h.nextNulls());
+            h.commit();
+          }
+        }
+      }
+      j = end;
     }
   }
   if (last + 1 < block.slots) {  // the rest of the block never happens

@@ -23,6 +23,7 @@ struct Block {
   int slots = 0;
   std::vector<int64_t> t;              // slot j's time, in scheduler ticks
   std::vector<std::vector<char>> due;  // due[i][j]: distinct interval i is due in slot j
+  bool allDue = false;                 // one distinct interval: every stream is due in every slot
 };
 
 struct Stream;

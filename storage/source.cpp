@@ -19,6 +19,15 @@
 
 namespace storage {
 
+int Source::nextMany(uint8_t* recs, uint8_t* nulls, int count) {
+  const size_t rec = size_t(layout_.recordSize), ne = layout_.elems.size();
+  for (int i = 0; i < count; ++i) {
+    next(recs + i * rec, nulls + i * ne);
+    if (exhausted_) return i + 1;
+  }
+  return count;
+}
+
 void Source::allNull(uint8_t* rec, uint8_t* nulls) const {
   memset(rec, 0, size_t(layout_.recordSize));
   memset(nulls, 1, layout_.elems.size());
@@ -267,6 +276,27 @@ class BinarySource : public Source {
   }
   ~BinarySource() override {
     if (fd_ >= 0) ::close(fd_);
+  }
+  // Whole records still in the read buffer are copied at once.
+  int nextMany(uint8_t* recs, uint8_t* nulls, int count) override {
+    const size_t rec = size_t(layout_.recordSize), ne = layout_.elems.size();
+    int done = 0;
+    while (done < count) {
+      const size_t whole = rec ? std::min((blen_ - bpos_) / rec, size_t(count - done)) : 0;
+      if (fd_ >= 0 && !exhausted_ && buffered_ && whole > 0) {
+        memcpy(recs + done * rec, buf_.data() + bpos_, whole * rec);
+        memset(nulls + done * ne, 0, whole * ne);
+        bpos_ += whole * rec;
+        offset_ += whole * rec;
+        record_ += whole;
+        done += int(whole);
+        continue;
+      }
+      next(recs + done * rec, nulls + done * ne);
+      ++done;
+      if (exhausted_) break;
+    }
+    return done;
   }
   void next(uint8_t* rec, uint8_t* nulls) override {
     if (fd_ < 0 || exhausted_) {

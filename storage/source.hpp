@@ -19,6 +19,10 @@ class Source {
   // Reads the next record. At the end of the data the source wraps to its
   // beginning, or with `oneShot` yields all-NULL records from then on.
   virtual void next(uint8_t* rec, uint8_t* nulls) = 0;
+  // Reads up to `count` records into consecutive places (record i at
+  // recs + i*recordSize, its flags at nulls + i*elements); stops after the
+  // read that exhausted the source. Returns the records read.
+  virtual int nextMany(uint8_t* recs, uint8_t* nulls, int count);
   bool exhausted() const { return exhausted_; }
   const std::string& path() const { return path_; }
 

@@ -125,6 +125,12 @@ class FileStore : public Store {
     ++count_;
     if (wbuf_.size() >= kBuffer) flush();
   }
+  void appendMany(const uint8_t* r, size_t n, size_t recordSize) override {
+    if (!error_.empty()) throw StorageError(error_);
+    wbuf_.insert(wbuf_.end(), r, r + n * recordSize);
+    count_ += n;
+    if (wbuf_.size() >= kBuffer) flush();
+  }
   void flush() override {
     if (wbuf_.empty() || fd_ < 0 || !error_.empty()) return;
     size_t done = 0;

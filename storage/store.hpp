@@ -34,6 +34,10 @@ class Store {
   // records on disk, refuses further appends, and later flushes and close()
   // do not report the same failure again.
   virtual void append(const uint8_t* rec) = 0;
+  // `n` records end to end.
+  virtual void appendMany(const uint8_t* recs, size_t n, size_t recordSize) {
+    for (size_t i = 0; i < n; ++i) append(recs + i * recordSize);
+  }
   virtual bool read(uint64_t i, uint8_t* rec) = 0;  // false when out of range / not held
   virtual void update(uint64_t i, const uint8_t* rec) = 0;
   virtual void purge() = 0;

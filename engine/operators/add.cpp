@@ -14,6 +14,7 @@ struct AddMap {
     if (k == 0) return {0, unitA ? n : floorMul(n, ra)};
     return {1, unitB ? n : floorMul(n, rb)};
   }
+  bool shifts(int k, int64_t& m) const { return m = 0, k == 0 ? unitA : unitB; }
 };
 }  // namespace
 

@@ -15,6 +15,7 @@ struct DehashMap {
     if constexpr (Div) return {0, n + ceilMul(n + 1, q)};
     else return {0, n + floorMul(n, q)};
   }
+  bool shifts(int, int64_t&) const { return false; }
 };
 }  // namespace
 

@@ -3,7 +3,7 @@
 // contiguously in the stream's history ring. The operator (a template
 // parameter, so nothing is dispatched per record) supplies the record's
 // inputs in one of three forms:
-//   pointers(n, j, d, nl)  the operands' records in place (program reads them)
+//   pointersRun(...)      the operands' records in place (program reads them)
 //   gather(n, j, in, nl)   a scratch input record it fills
 //   direct(n, j, out, nl)  the output record itself (a window that copies)
 // After the program, each record goes to rules, the NULL index and the store.
@@ -49,6 +49,11 @@ inline void appendNullBits(Stream& s, const uint8_t* nl) {
 inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, const uint8_t* outNull) {
   const int rec = s.out.recordSize;
   const size_t ne = s.out.elems.size();
+  if (!s.rules && (ne == 0 || !memchr(outNull, 1, size_t(k) * ne))) {  // nothing NULL in the run
+    s.meta->appendPresent(uint64_t(k));
+    if (s.store) s.store->appendMany(out, size_t(k), size_t(rec));
+    return;
+  }
   uint64_t present = 0;  // records without NULL not yet in the index
   for (int i = 0; i < k; ++i) {
     const uint8_t* r = out + int64_t(i) * rec;
@@ -70,8 +75,7 @@ inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, con
     }
   }
   s.meta->appendPresent(present);
-  if (s.store)
-    for (int i = 0; i < k; ++i) s.store->append(out + int64_t(i) * rec);
+  if (s.store) s.store->appendMany(out, size_t(k), size_t(rec));
 }
 
 template <class Op>
@@ -90,7 +94,8 @@ struct Driver {
       const int K = op.operands(s);
       const uint8_t* d[kRun * 2];
       const uint8_t* nl[kRun * 2];
-      for (int i = 0; i < k; ++i) op.pointers(ns[i], js[i], d + i * K, nl + i * K);
+      op.pointersRun(ns, js, k, d, nl);
+      (void)K;
       s.native(d, nl, out, outNull, k);
       return;
     }
@@ -140,20 +145,47 @@ struct Driver {
       }
       k = 0;
     };
-    for (int j = 0; j < b.slots; ++j) {
-      if (due[size_t(j)] && b.t[size_t(j)] >= s.joinAt) {
-        ++s.due;
-        const int64_t n = s.due - 1 - s.q->tail;
-        if (n >= s.q->origin && n >= s.firstIndex) {  // else a silent slot: no record exists yet
+    int limit = int(std::min<int64_t>(s.runCap, s.hist.contiguous()));
+    const int64_t origin = std::max<int64_t>(s.q->origin, s.firstIndex), tail = s.q->tail;
+    const bool joined = b.t[0] >= s.joinAt;  // an ad hoc stream joins at a slot boundary
+    int j = 0;
+    if (b.allDue && joined && s.due - tail >= origin) {
+      // Every slot of the block is due and writes a record: number them in runs.
+      while (j < b.slots) {
+        const int take = std::min(limit - k, b.slots - j);
+        const int64_t n0 = s.due - tail, c0 = s.hist.count + k;
+        for (int i = 0; i < take; ++i) {
+          ns[k + i] = n0 + i;
+          js[k + i] = j + i;
+          s.vis[size_t(j + i)] = c0 + i + 1;
+        }
+        s.due += take;
+        k += take;
+        j += take;
+        if (k == limit) {
+          s.wrote += k;
+          flush();
+          limit = int(std::min<int64_t>(s.runCap, s.hist.contiguous()));
+        }
+      }
+    }
+    for (; j < b.slots; ++j) {
+      if (due[size_t(j)] && (joined || b.t[size_t(j)] >= s.joinAt)) {
+        const int64_t n = s.due++ - tail;
+        if (n >= origin) {  // else a silent slot: no record exists yet
           ns[k] = n;
           js[k] = j;
           ++k;
-          ++s.wrote;
         }
       }
       s.vis[size_t(j)] = s.hist.count + k;
-      if (k == s.runCap || k == s.hist.contiguous()) flush();
+      if (k == limit) {
+        s.wrote += k;
+        flush();
+        limit = int(std::min<int64_t>(s.runCap, s.hist.contiguous()));
+      }
     }
+    s.wrote += k;
     flush();
     // Roundings are counted per thread; this stream's are those made in its step.
     s.rounded += vm::val::ratRounded() - roundedBefore;

@@ -15,6 +15,7 @@ struct HashMap {
     if (f0 == f1) return {1, n - f0};
     return {0, f0};
   }
+  bool shifts(int, int64_t&) const { return false; }
 };
 }  // namespace
 

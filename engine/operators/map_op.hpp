@@ -3,6 +3,7 @@
 //   static constexpr int K;                       input slots (operands in the input record)
 //   Map(const Stream&);                           constants, once per block
 //   std::pair<int, int64_t> at(int64_t n, int k)  slot k reads operand .first's record .second
+//   bool shifts(int k, int64_t& m)                whether slot k reads record n - m of operand k
 #pragma once
 
 #include <utility>
@@ -20,10 +21,35 @@ struct MapOp {
   MapOp(BlockCtx& ctx, Stream& st) : c(ctx), s(st), map(st) {}
   Form form(const Stream& st) const { return st.operandPointers ? Form::Pointers : Form::Gather; }
   int operands(const Stream&) const { return Map::K; }
-  void pointers(int64_t n, int j, const uint8_t** d, const uint8_t** nl) {
+  // The pointers of a whole run (record i at d[i*K + slot]).
+  void pointersRun(const int64_t* ns, const int* js, int count, const uint8_t** d, const uint8_t** nl) {
     for (int k = 0; k < Map::K; ++k) {
-      auto [o, idx] = map.at(n, k);
-      recordAt(s, c.src(s, size_t(o)), idx, j, d[k], nl[k]);
+      int64_t shift;
+      if (!map.shifts(k, shift)) {  // a general index map: record by record
+        for (int i = 0; i < count; ++i) {
+          auto [o, idx] = map.at(ns[i], k);
+          recordAt(s, c.src(s, size_t(o)), idx, js[i], d[i * Map::K + k], nl[i * Map::K + k]);
+        }
+        continue;
+      }
+      // Record n reads record n - shift of operand k: the ring lookups inline.
+      const Stream& p = c.src(s, size_t(k));
+      const History& h = p.hist;
+      // Locals, so that the stores through d and nl cannot make them reload.
+      const int64_t off = shift + h.base, window = h.window, mask = h.mask, cap = h.cap;
+      const int64_t rec = h.rec, elems = h.elems;
+      const uint8_t* data = h.data.data();
+      const uint8_t* nulls = h.nulls.data();
+      const int64_t* vis = p.vis.data();
+      const uint8_t* zero = s.zeroRec.data();
+      const uint8_t* none = s.nullFlags.data();
+      for (int i = 0; i < count; ++i) {
+        const int64_t r = ns[i] - off, v = vis[js[i]];
+        const bool held = r >= 0 && r < v && r >= v - window;
+        const int64_t at = mask >= 0 ? (r & mask) : (held ? r % cap : 0);
+        d[i * Map::K + k] = held ? data + at * rec : zero;
+        nl[i * Map::K + k] = held ? nulls + at * elems : none;
+      }
     }
   }
   void gather(int64_t n, int j, uint8_t* in, uint8_t* inNull) {

@@ -142,7 +142,7 @@ struct ReduceOp {
   }
   Form form(const Stream&) const { return Form::Gather; }
   int operands(const Stream&) const { return 1; }
-  void pointers(int64_t, int, const uint8_t**, const uint8_t**) {}
+  void pointersRun(const int64_t*, const int*, int, const uint8_t**, const uint8_t**) {}
   void direct(int64_t, int, uint8_t*, uint8_t*) {}
 
   void gather(int64_t n, int j, uint8_t* in, uint8_t* inNull) {

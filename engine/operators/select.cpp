@@ -8,6 +8,7 @@ struct SelectMap {
   static constexpr int K = 1;
   explicit SelectMap(const Stream&) {}
   std::pair<int, int64_t> at(int64_t n, int) const { return {0, n}; }
+  bool shifts(int, int64_t& m) const { return m = 0, true; }
 };
 }  // namespace
 

@@ -10,6 +10,7 @@ struct SubtractMap {
   bool unit;
   explicit SubtractMap(const Stream& s) : q(s.indexRatio), unit(q.num == q.den) {}
   std::pair<int, int64_t> at(int64_t n, int) const { return {0, unit ? n : ceilMul(n, q)}; }
+  bool shifts(int, int64_t& m) const { return m = 0, unit; }
 };
 }  // namespace
 

@@ -9,6 +9,7 @@ struct TimemoveMap {
   int64_t m;
   explicit TimemoveMap(const Stream& s) : m(std::get<int32_t>(s.q->program.back().v)) {}
   std::pair<int, int64_t> at(int64_t n, int) const { return {0, n - m}; }
+  bool shifts(int, int64_t& shift) const { return shift = m, true; }
 };
 }  // namespace
 

@@ -18,7 +18,7 @@ struct WindowOp {
   WindowOp(BlockCtx& ctx, Stream& st) : c(ctx), s(st), w(st, ctx.src(st, 0)) {}
   Form form(const Stream& st) const { return st.identity ? Form::Direct : Form::Gather; }
   int operands(const Stream&) const { return 1; }
-  void pointers(int64_t, int, const uint8_t**, const uint8_t**) {}
+  void pointersRun(const int64_t*, const int*, int, const uint8_t**, const uint8_t**) {}
   void gather(int64_t n, int j, uint8_t* in, uint8_t* inNull) {
     for (int64_t i = 0; i < w.W; ++i) {
       const ir::Element& de = s.in.elems[size_t(i)];
