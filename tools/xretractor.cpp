@@ -293,8 +293,11 @@ int runMode(int argc, char** argv) {
   app.add_flag("-u,--until-eof", untilEof, "stop when a source runs out of data");
   app.add_flag("--interpret", interpret, "run field programs on the bytecode VM");
   app.add_option("--threads", threads, "worker threads (default: all cores; 1 = serial)");
-  int blockSlots = 0;
+  int blockSlots = 0, spinUs = 0;
   bool noFuse = false;
+  app.add_option("--spin-us", spinUs, "clocked: spend the last N microseconds before each slot's deadline spinning "
+                                      "instead of sleeping (lower lateness at the price of a busy core)")
+      ->check(CLI::Range(0, 100000));
   app.add_option("--block", blockSlots, "most slots run as one block (default 512; 1 = slot by slot)")
       ->check(CLI::Range(1, 1 << 16));
   app.add_flag("--no-fuse", noFuse, "materialise every VOLATILE window (no folding into its reducer)");
@@ -465,9 +468,15 @@ int runMode(int argc, char** argv) {
           }
           return;
         }
+        const auto spin = std::chrono::microseconds(spinUs);
+        if (deadline - now <= spin) {  // the last stretch on the core: wake-up latency is not paid
+          while (std::chrono::steady_clock::now() < deadline) {
+          }
+          continue;
+        }
         auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
         if (left.count() <= 0) {  // under a millisecond to go: never start a slot early
-          std::this_thread::sleep_until(deadline);
+          std::this_thread::sleep_until(deadline - spin);
           continue;
         }
         server->poll(hooks, int(std::min<int64_t>(left.count(), 50)));
