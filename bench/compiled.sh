@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Compiled execution against the yardstick, run by hand (never a timed test):
+#   bench/compiled.sh
+# 1. the Pan-Tompkins detector of ../shared/bench-data/rec205 with INTEGER
+#    stages (rec205-detect-int.rql) on the JIT, on the VM and as the
+#    hand-fused loop qrs_fused.cpp (g++ -O3 -march=native); the engine's
+#    detect_out must be the loop's output from sample 236 on, byte for byte;
+# 2. the same detector with RATIONAL stages (rec205-detect.rql);
+# 3. two independent pipelines, --threads 1 against --threads 2;
+# 4. slot lateness of the bundled example plan clocked at 10 kHz on one core.
+# Every ratio in the output comes from this one run. CPU = user + system.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SHARED=${RDB_SHARED_DIR:-$ROOT/../shared}
+B=${RDB_BENCH_BUILD:-$ROOT/build-bench}  # a release build configured with -Dbench=true
+[ -f "$B/build.ninja" ] || meson setup "$B" --buildtype=release -Dbench=true >/dev/null
+ninja -C "$B" >/dev/null
+XR=$B/tools/xretractor
+W=$(mktemp -d /tmp/rdb-compiled.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+R=$SHARED/bench-data/rec205
+
+# cpu LABEL CMD... : CPU and wall seconds, peak RSS, into CPU / WALL / KB
+cpu() {
+  local label=$1; shift
+  /usr/bin/time -f "%U %S %e %M" -o "$W/t.txt" "$@" >"$W/$label.out" 2>"$W/$label.err" || {
+    echo "benchmark $label failed:"; cat "$W/$label.err"; exit 1; }
+  read -r u s WALL KB < "$W/t.txt"
+  CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
+fresh() { rm -rf out; mkdir out; }
+
+cd "$W"
+"$B/bench/mit212" "$R/205.dat" rec205 2>/dev/null
+cp "$R/bp_coef.txt" "$R/d_coef.txt" "$R/rec205.desc" .
+g++ -O3 -march=native -o fused "$R/qrs_fused.cpp"
+{ echo "STORAGE 'out'"; cat "$R/rec205-detect-int.rql"; } > int.rql
+{ echo "STORAGE 'out'"; cat "$R/rec205-detect.rql"; } > rat.rql
+
+cpu fused ./fused rec205 bp_coef.txt d_coef.txt fused.bin; F_CPU=$CPU; F_WALL=$WALL
+fresh; cpu int-vm "$XR" int.rql --no-clock -m 650000 --threads 1 --interpret; IV_CPU=$CPU; IV_WALL=$WALL
+cp out/detect_out vm.bin
+fresh; cpu int-jit "$XR" int.rql --no-clock -m 650000 --threads 1 -v; IJ_CPU=$CPU; IJ_WALL=$WALL; IJ_KB=$KB
+cmp out/detect_out vm.bin
+tail -c +$((236 * 12 + 1)) fused.bin | head -c "$(stat -c %s out/detect_out)" | cmp - out/detect_out
+JIT_LINE=$(grep '^JIT:' "$W/int-jit.out" || true)
+fresh; cpu rat-vm "$XR" rat.rql --no-clock -m 650000 --threads 1 --interpret; RV_CPU=$CPU
+cp out/detect_out vm.bin
+fresh; cpu rat-jit "$XR" rat.rql --no-clock -m 650000 --threads 1; RJ_CPU=$CPU
+cmp out/detect_out vm.bin
+
+echo "Machine: $(nproc) cores, $(uname -m); $(date -u +%Y-%m-%d); one run"
+echo
+echo "| query (650,000 samples, --threads 1) | fused loop CPU | JIT CPU | VM CPU | JIT/fused speed (CPU) | JIT/fused speed (wall) | JIT/VM speed |"
+echo "|---|---|---|---|---|---|---|"
+echo "| rec205-detect-int.rql | $F_CPU s | $IJ_CPU s | $IV_CPU s | $(ratio "$F_CPU" "$IJ_CPU") | $(ratio "$F_WALL" "$IJ_WALL") | $(ratio "$IV_CPU" "$IJ_CPU") |"
+echo "| rec205-detect.rql (RATIONAL) | $F_CPU s | $RJ_CPU s | $RV_CPU s | $(ratio "$F_CPU" "$RJ_CPU") | | $(ratio "$RV_CPU" "$RJ_CPU") |"
+echo
+echo "detect_out of rec205-detect-int.rql was byte-identical to the fused loop's records 236.. and to the VM's. $JIT_LINE; peak RSS $IJ_KB KiB."
+
+# 3. two independent pipelines
+"$B/bench/gen" 4000000 1 a.bin
+"$B/bench/gen" 4000000 2 b.bin
+cat > two.rql <<'EOF'
+STORAGE 'out'
+DECLARE a INTEGER STREAM A, 1 BINFILE 'a.bin' ONESHOT
+DECLARE b INTEGER STREAM B, 1 BINFILE 'b.bin' ONESHOT
+SELECT A[0] * 3 + 1, A[0] / 7, A[0] % 5 STREAM qa FROM A
+SELECT * STREAM wa FROM qa@(1,24) VOLATILE
+SELECT wa[0] * 2 - wa[23], wa[11] / 3 STREAM ra FROM wa
+SELECT B[0] * 5 - 2, B[0] / 3, B[0] % 7 STREAM qb FROM B
+SELECT * STREAM wb FROM qb@(1,24) VOLATILE
+SELECT wb[0] * 2 - wb[23], wb[11] / 3 STREAM rb FROM wb
+EOF
+fresh; cpu two-1 "$XR" two.rql --no-clock --until-eof --threads 1; T1_WALL=$WALL; T1_CPU=$CPU
+mkdir -p serial && cp out/ra out/rb serial/
+fresh; cpu two-2 "$XR" two.rql --no-clock --until-eof --threads 2 -v; T2_WALL=$WALL; T2_CPU=$CPU
+cmp out/ra serial/ra && cmp out/rb serial/rb
+SCHED=$(grep '^scheduler:' "$W/two-2.out" | sed 's/^scheduler: //')
+fresh; cpu two-d "$XR" two.rql --no-clock --until-eof; TD_WALL=$WALL; TD_CPU=$CPU
+echo
+echo "| two independent pipelines (4,000,000 records each) | wall | CPU |"
+echo "|---|---|---|"
+echo "| --threads 1 | $T1_WALL s | $T1_CPU s |"
+echo "| --threads 2 | $T2_WALL s | $T2_CPU s |"
+echo "| default threads | $TD_WALL s | $TD_CPU s |"
+echo
+echo "--threads 2 / --threads 1 wall-clock speed: $(ratio "$T1_WALL" "$T2_WALL"); outputs identical; scheduler: $SCHED"
+
+# 4. clocked slot lateness, 10 kHz, one core
+cp "$ROOT"/examples/*.txt .
+sed -e 's/, 0.1 TEXTFILE/, 0.0001 TEXTFILE/; s/, 0.2 TEXTFILE/, 0.0002 TEXTFILE/' "$ROOT/examples/sensors.rql" > clocked.rql
+echo
+echo "| examples/sensors.rql at 10 kHz, taskset one core, 30,000 slots | lateness (deadline to the slot's last record) |"
+echo "|---|---|"
+for spin in 0 60; do
+  fresh
+  L=$(taskset -c 0 "$XR" clocked.rql -m 30000 --threads 1 -v -k --spin-us "$spin" </dev/null | sed -n 's/^slot lateness over [0-9]* clocked slots (deadline to last record written): //p')
+  echo "| --spin-us $spin | $L |"
+done
