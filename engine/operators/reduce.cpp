@@ -172,11 +172,22 @@ struct ReduceOp {
   bool foldInt32s(const uint8_t* d, const uint8_t* nl, uint8_t* in) {
     IntFold f;
     const int64_t ne = int64_t(a.out.elems.size());
-    for (int64_t i = 0; i < ne; ++i) {
-      if (nl[i]) continue;
-      int32_t v;
-      memcpy(&v, d + 4 * i, 4);
-      f.add(v);
+    if (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG) {  // no minimum or maximum to track
+      for (int64_t i = 0; i < ne; ++i) {
+        int32_t v;
+        memcpy(&v, d + 4 * i, 4);
+        const int64_t x = nl[i] ? 0 : v;
+        f.sum += x;
+        f.sumAbs += x < 0 ? -x : x;
+        f.present += nl[i] ? 0 : 1;
+      }
+    } else {
+      for (int64_t i = 0; i < ne; ++i) {
+        if (nl[i]) continue;
+        int32_t v;
+        memcpy(&v, d + 4 * i, 4);
+        f.add(v);
+      }
     }
     if (f.present == 0) return false;
     if (intResult<T>(op, f, in)) return true;

@@ -38,6 +38,20 @@ struct WindowOp {
       const int64_t vis = w.a->vis[size_t(j)], top = n * w.k - h.base, size = s.out.elems[0].size;
       if (top < vis && top - w.W + 1 >= std::max<int64_t>(vis - h.window, 0)) {
         // The whole window is held: one element per record, newest first.
+        const int64_t p0 = h.pos(top);
+        if (size == 4 && h.elems == 1 && p0 - (w.W - 1) >= 0) {  // one stretch of the ring, newest last
+          const uint8_t* src = h.data.data() + p0 * h.rec;
+          const uint8_t* nsrc = h.nulls.data() + p0;
+          for (int64_t i = 0; i < w.W; ++i) {
+            const uint8_t isNull = nsrc[-i] != 0;
+            uint32_t v;
+            memcpy(&v, src - i * h.rec, 4);
+            v = isNull ? 0 : v;
+            memcpy(out + i * 4, &v, 4);
+            outNull[i] = isNull;
+          }
+          return;
+        }
         if (size == 4) {  // INTEGER and UINT: word copies
           for (int64_t i = 0; i < w.W; ++i) {
             const int64_t p = h.pos(top - i);
