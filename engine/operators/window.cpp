@@ -179,8 +179,12 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
 
 }  // namespace
 
-StepFn setUpWindow(Stream& s, const Streams&) {
-  s.identity = copiesInput(s);
+StepFn setUpWindow(Stream& s, const Streams& streams) {
+  // Copying needs the producer's elements to be of the window's type already.
+  const Stream& a = *streams[size_t(s.srcs[0])];
+  bool sameType = !a.out.elems.empty() && !s.in.elems.empty();
+  for (auto& e : a.out.elems) sameType = sameType && e.type == s.in.elems[0].type && e.size == s.in.elems[0].size;
+  s.identity = sameType && copiesInput(s);
   return &Driver<WindowOp>::step;
 }
 

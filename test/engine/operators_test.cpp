@@ -249,3 +249,37 @@ TEST_CASE("-v on a clocked run prints how late the slots finished (p50, p99, p99
   REQUIRE(d.run(q, "--no-clock -m 40 -k -v") == 0);
   CHECK_THAT(d.read("run.out"), !Catch::Contains("slot lateness"));
 }
+
+TEST_CASE("a window over BYTE and INTEGER fields widens every element (copying windows and fused reducers)",
+          "[engine][agse][blocks]") {
+  RunDir d;
+  std::string src;
+  for (int i = 0; i < 40; ++i) src += std::to_string(1000 + i) + " " + std::to_string(i % 7) + "\n";
+  d.write("src.txt", src);
+  // Mixed element types: the window's INTEGER slots are converted, never copied raw.
+  const std::string q = "STORAGE '.'\n"
+                        "DECLARE v INTEGER, b BYTE STREAM s, 1 TEXTFILE 'src.txt' ONESHOT\n"
+                        "SELECT * STREAM w FROM s@(1,4)\n"
+                        "SELECT * STREAM wv FROM s@(1,4) VOLATILE\n"
+                        "SELECT to_integer(m[0]) STREAM m FROM wv.sumc\n";
+  for (const char* mode : {"--block 1 --no-fuse", "--block 3", "--block 512"}) {
+    INFO(mode);
+    REQUIRE(d.run(q, std::string("--no-clock -m 30 ") + mode) == 0);
+    auto w = d.records("w", 4);
+    auto m = d.records("m", 1);
+    REQUIRE(w.size() >= 10);
+    REQUIRE(m.size() >= 10);
+    // Record n holds flat positions n+3 .. n of the (v, b) pairs, newest first.
+    for (size_t n = 0; n < 10; ++n) {
+      Rec want, all;
+      int64_t sum = 0;
+      for (int i = 0; i < 4; ++i) {
+        const int64_t pos = int64_t(n) + 3 - i, rec = pos / 2;
+        want.push_back(pos % 2 == 0 ? int32_t(1000 + rec) : int32_t(rec % 7));
+        sum += want.back();
+      }
+      CHECK(w[n] == want);
+      CHECK(m[n] == Rec{int32_t(sum)});
+    }
+  }
+}
