@@ -11,6 +11,20 @@ namespace engine::ops {
 
 namespace {
 
+// Record n of the window as a reader that sees `visible` records of the
+// producer: every element converted to its slot, a NULL one as zeros.
+void windowRecord(const WindowShape& w, const Stream& s, int64_t n, int64_t visible, uint8_t* out, uint8_t* outNull) {
+  for (int64_t i = 0; i < w.W; ++i) {
+    const ir::Element& de = s.out.elems[size_t(i)];
+    bool isNull;
+    const ir::Element* se;
+    const uint8_t* v = w.elementSeen(w.position(n, i), visible, isNull, se);
+    outNull[i] = isNull ? 1 : 0;
+    if (v && !isNull) convertElem(se->type, v, se->size, de.type, out + de.offset, de.size);
+    else memset(out + de.offset, 0, size_t(de.size));
+  }
+}
+
 struct WindowOp {
   BlockCtx& c;
   Stream& s;
@@ -74,15 +88,7 @@ struct WindowOp {
         return;
       }
     }
-    for (int64_t i = 0; i < w.W; ++i) {
-      const ir::Element& de = s.out.elems[size_t(i)];
-      bool isNull;
-      const ir::Element* se;
-      const uint8_t* v = w.element(w.position(n, i), j, isNull, se);
-      outNull[i] = isNull ? 1 : 0;
-      if (v && !isNull) memcpy(out + de.offset, v, size_t(de.size));
-      else memset(out + de.offset, 0, size_t(de.size));
-    }
+    windowRecord(w, s, n, w.a->vis[size_t(j)], out, outNull);
   }
 };
 
@@ -192,16 +198,7 @@ StepFn setUpWindow(Stream& s, const Streams& streams) {
 bool fusedNewest(Stream& s, const Streams& streams) {
   if (s.hist.count == 0) return false;
   const WindowShape w(s, *streams[size_t(s.srcs[0])]);
-  const int64_t n = s.hist.newest(), visible = w.a->hist.count;
-  for (int64_t i = 0; i < w.W; ++i) {
-    const ir::Element& de = s.out.elems[size_t(i)];
-    bool isNull;
-    const ir::Element* se;
-    const uint8_t* v = w.elementSeen(w.position(n, i), visible, isNull, se);
-    s.outNull[size_t(i)] = isNull ? 1 : 0;
-    if (v && !isNull) convertElem(se->type, v, se->size, de.type, s.outRec.data() + de.offset, de.size);
-    else memset(s.outRec.data() + de.offset, 0, size_t(de.size));
-  }
+  windowRecord(w, s, s.hist.newest(), w.a->hist.count, s.outRec.data(), s.outNull.data());
   return true;
 }
 
@@ -249,17 +246,7 @@ void unfuse(Stream& w, Streams& streams) {
   const int64_t visible = a.hist.count;
   for (int64_t n = std::max(w.hist.base, w.hist.newest() - w.hist.window + 1); n <= w.hist.newest(); ++n) {
     const int64_t p = w.hist.pos(n - w.hist.base);
-    uint8_t* out = w.hist.data.data() + p * w.hist.rec;
-    uint8_t* outNull = w.hist.nulls.data() + p * w.hist.elems;
-    for (int64_t i = 0; i < shape.W; ++i) {
-      const ir::Element& de = w.out.elems[size_t(i)];
-      bool isNull;
-      const ir::Element* se;
-      const uint8_t* v = shape.elementSeen(shape.position(n, i), visible, isNull, se);
-      outNull[i] = isNull ? 1 : 0;
-      if (v && !isNull) convertElem(se->type, v, se->size, de.type, out + de.offset, de.size);
-      else memset(out + de.offset, 0, size_t(de.size));
-    }
+    windowRecord(shape, w, n, visible, w.hist.data.data() + p * w.hist.rec, w.hist.nulls.data() + p * w.hist.elems);
   }
 }
 

@@ -869,6 +869,46 @@ TEST_CASE("live engine: a wide ad hoc import answers at once and runs on the VM 
   }
 }
 
+TEST_CASE("live engine: a VOLATILE window folded into its reducer is served and read like any stream",
+          "[ipc][live][fusion]") {
+  LiveEngine e("", false);
+  e.write("q.rql",
+          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+          "SELECT * STREAM w FROM c@(1,4) VOLATILE\n"
+          "SELECT to_integer(m[0]) STREAM m FROM w.sumc\n");
+  REQUIRE(e.start(""));
+  // A subscriber sees the window's records though the engine never stores them.
+  Result sub = e.xqry("-s w -m 2");
+  REQUIRE(sub.rc == 0);
+  std::istringstream lines(sub.out);
+  for (std::string line; std::getline(lines, line);) {
+    int a = 0, b = 0, c = 0, d = 0;
+    REQUIRE(sscanf(line.c_str(), "%d %d %d %d", &a, &b, &c, &d) == 4);
+    CHECK((b == a - 1 && c == a - 2 && d == a - 3));
+  }
+  // A new reader: the window is materialised again, its recent records included.
+  REQUIRE(e.xqry("-a \"SELECT w[0] - w[3] STREAM d FROM w\"").rc == 0);
+  for (int i = 0; i < 400 && slurp(e.dir / "d").size() < 10 * 4; ++i) std::this_thread::sleep_for(25ms);
+  REQUIRE(e.xqry("-k").rc == 0);
+  REQUIRE(waitExit(e.pid, 10s) == 0);
+  e.pid = -1;
+  const std::string d = slurp(e.dir / "d"), m = slurp(e.dir / "m");
+  REQUIRE(d.size() >= 10 * 4);
+  for (size_t i = 0; i + 4 <= d.size(); i += 4) {
+    int32_t v;
+    memcpy(&v, d.data() + i, 4);
+    INFO("d record " << i / 4);
+    CHECK(v == 3);
+  }
+  REQUIRE(m.size() >= 10 * 4);
+  for (size_t i = 0; i + 4 <= m.size(); i += 4) {  // sums of 1..4, 2..5, ...
+    int32_t v;
+    memcpy(&v, m.data() + i, 4);
+    INFO("m record " << i / 4);
+    CHECK(v == int32_t(4 * (i / 4 + 4) - 6));
+  }
+}
+
 TEST_CASE("live engine: removing ad hoc streams gives their memory back; cycles do not grow it",
           "[ipc][live][adhoc-memory]") {
   LiveEngine e;
