@@ -58,9 +58,10 @@ int64_t lcm64(int64_t a, int64_t b) {
 }  // namespace
 
 // Blocks whose time is spent deciding whether the flow graph pays off.
-constexpr int kTrialBlocks = 7;
+constexpr int kTrialBlocks = 13;
 // Slots per block (offline and behind schedule), unless Options say otherwise.
 constexpr int kBlockSlots = 512;
+constexpr int kParallelBlockSlots = 4096;  // when the flow graph may run streams side by side
 // Bytes of one stream's ring a block may add to its history.
 constexpr int64_t kBlockBytes = int64_t(4) << 20;
 
@@ -112,6 +113,8 @@ struct Engine::Impl {
   void prepare();
   void openArtifacts(Stream& s);
   void buildGraph();
+  int threadCount() const;
+  bool independentStreams() const;
   // Field programs and rule conditions to native code; `background`: on the
   // JIT worker, the streams run on the VM until adoptCompiled() switches them.
   void compileNative(const std::vector<Stream*>& which, const std::string& unit, bool background = false);
@@ -176,7 +179,12 @@ void Engine::Impl::prepare() {
   tickDue.assign(ticks.size(), 0);
   for (auto& s : streams) s->tickIndex = size_t(std::find(ticks.begin(), ticks.end(), s->tick) - ticks.begin());
 
+  for (auto& sp : streams)
+    if (!sp->declared)
+      for (auto& d : sp->q->dependencies()) sp->srcs.push_back(S(d).index);
+  // Worker threads pay off only on blocks long enough to outweigh waking them.
   if (opt.blockSlots > 0) blockSlots = opt.blockSlots;
+  else if (threadCount() > 1 && independentStreams()) blockSlots = kParallelBlockSlots;
   for (auto& sp : streams) setupStream(*sp, plan);
   if (opt.fuse) ops::fuseWindows(computed, streams);
   // Zero step: every source reads its record 0 straight into its history.
@@ -358,7 +366,8 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
     declared.push_back(&s);
     liveSource = liveSource || format == storage::SourceFormat::DEVICE;
   } else {
-    for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);
+    if (s.srcs.empty())  // prepare() fills them for the plan's streams; ad hoc ones get them here
+      for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);
     s.in = ir::Layout::of(ir::passes::inputRecord(p, q));
     if (!q.rules.empty()) {
       s.rules = std::make_unique<StreamRules>(q, s.out, storageDir, &commands);
@@ -516,26 +525,33 @@ static std::string closeArtifacts(Stream& s, int rotation) {
   return err;
 }
 
+int Engine::Impl::threadCount() const {
+  return opt.threads > 0 ? opt.threads : int(std::thread::hardware_concurrency());
+}
+
+// Whether two computed streams could run at the same time (neither reads the other).
+bool Engine::Impl::independentStreams() const {
+  std::vector<std::vector<bool>> reach(streams.size(), std::vector<bool>(streams.size(), false));
+  for (auto& sp : streams)  // plan order is topological: sources come first
+    for (int src : sp->srcs) {
+      reach[size_t(sp->index)][size_t(src)] = true;
+      for (size_t k = 0; k < streams.size(); ++k)
+        if (reach[size_t(src)][k]) reach[size_t(sp->index)][k] = true;
+    }
+  std::vector<size_t> work;
+  for (auto& sp : streams)
+    if (!sp->declared && !sp->removed) work.push_back(size_t(sp->index));
+  for (size_t i = 0; i < work.size(); ++i)
+    for (size_t j = i + 1; j < work.size(); ++j)
+      if (!reach[work[i]][work[j]] && !reach[work[j]][work[i]]) return true;
+  return false;
+}
+
 void Engine::Impl::buildGraph() {
-  int threads = opt.threads > 0 ? opt.threads : int(std::thread::hardware_concurrency());
+  const int threads = threadCount();
   if (threads <= 1) return;  // serial: plain loop in topological order
   // A graph pays off only when two computed streams can run at the same time.
-  if (opt.threads == 0) {
-    std::vector<std::vector<bool>> reach(streams.size(), std::vector<bool>(streams.size(), false));
-    for (auto& sp : streams)  // plan order is topological: sources come first
-      for (int src : sp->srcs) {
-        reach[size_t(sp->index)][size_t(src)] = true;
-        for (size_t k = 0; k < streams.size(); ++k)
-          if (reach[size_t(src)][k]) reach[size_t(sp->index)][k] = true;
-      }
-    bool independent = false;
-    for (size_t i = 0; i < computed.size() && !independent; ++i)
-      for (size_t j = i + 1; j < computed.size() && !independent; ++j) {
-        size_t a = size_t(computed[i]->index), b = size_t(computed[j]->index);
-        independent = !reach[a][b] && !reach[b][a];
-      }
-    if (!independent) return;
-  }
+  if (opt.threads == 0 && !independentStreams()) return;
   threadLimit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, size_t(threads));
   using namespace tbb::flow;
   graph = std::make_unique<tbb::flow::graph>();

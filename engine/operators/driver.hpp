@@ -132,8 +132,10 @@ struct Driver {
     int js[kRun];
     int k = 0;
     s.wrote = 0;
+    // After a failure (s.error) nothing more is written; the engine stops after this block.
     auto flush = [&] {
-      if (k == 0 || !s.error.empty()) return;
+      if (!s.error.empty()) k = 0;
+      if (k == 0) return;
       uint8_t* out = s.hist.nextData();
       uint8_t* outNull = s.hist.nextNulls();
       runProgram(c, s, op, ns, js, k, out, outNull);
@@ -151,7 +153,7 @@ struct Driver {
     int j = 0;
     if (b.allDue && joined && s.due - tail >= origin) {
       // Every slot of the block is due and writes a record: number them in runs.
-      while (j < b.slots) {
+      while (j < b.slots && s.error.empty()) {
         const int take = std::min(limit - k, b.slots - j);
         const int64_t n0 = s.due - tail, c0 = s.hist.count + k;
         for (int i = 0; i < take; ++i) {
@@ -169,7 +171,7 @@ struct Driver {
         }
       }
     }
-    for (; j < b.slots; ++j) {
+    for (; j < b.slots && s.error.empty(); ++j) {
       if (due[size_t(j)] && (joined || b.t[size_t(j)] >= s.joinAt)) {
         const int64_t n = s.due++ - tail;
         if (n >= origin) {  // else a silent slot: no record exists yet
@@ -187,6 +189,7 @@ struct Driver {
     }
     s.wrote += k;
     flush();
+    for (; j < b.slots; ++j) s.vis[size_t(j)] = s.hist.count;  // stopped by a failure: nothing more to read
     // Roundings are counted per thread; this stream's are those made in its step.
     s.rounded += vm::val::ratRounded() - roundedBefore;
   }
