@@ -88,6 +88,7 @@ struct Engine::Impl {
   std::chrono::steady_clock::duration serialTime{}, graphTime{};
   void timeTrialBlock(std::chrono::steady_clock::duration d, bool serial);
   int blockSlots = kBlockSlots;  // the most slots one block runs
+  std::vector<int64_t> savedCounters;  // the grid's position while peeking at the next deadline
   bool liveSource = false;       // a DEVICE source: one slot at a time
   Block block;
   CommandPool commands;
@@ -714,10 +715,10 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     std::chrono::steady_clock::time_point deadline{};
     if (!m.opt.noClock) {
       // The next grid point; the block grows with the slots whose deadline has passed.
-      const std::vector<int64_t> saved = m.counters;
+      m.savedCounters.assign(m.counters.begin(), m.counters.end());
       m.planBlock(1);
       deadline = deadlineOf(m.now);
-      m.counters = saved;
+      std::copy(m.savedCounters.begin(), m.savedCounters.end(), m.counters.begin());
       if (hooks.waitUntil) hooks.waitUntil(deadline);
       else std::this_thread::sleep_until(deadline);
       if (stop.load(std::memory_order_relaxed)) break;

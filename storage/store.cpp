@@ -508,7 +508,8 @@ void MetaIndex::flush(uint64_t durable) {
   // holding record target-1, that one's count cut to what the data holds.
   size_t first = diskEntries_ ? diskEntries_ - 1 : 0;
   uint64_t before = diskEntries_ ? diskBefore_ : 0;
-  std::vector<uint8_t> buf;
+  std::vector<uint8_t>& buf = flushBuf_;  // kept: a clocked run flushes every slot
+  buf.clear();
   size_t next = first;
   uint64_t lastCount = 0, lastBefore = before;
   for (size_t i = first; i < runs_.size(); ++i) {

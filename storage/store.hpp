@@ -105,6 +105,7 @@ class MetaIndex {
   bool shadowAware_, persistent_;
   int64_t created_ = 0;
   std::vector<Run> runs_;
+  std::vector<uint8_t> flushBuf_;
   uint64_t total_ = 0;  // records() of runs_
   // What the file holds: entries, the count field of its last entry, the
   // records before that entry and the records it covers in all.
