@@ -13,6 +13,7 @@ ninja -C "$B" >/dev/null
 XR=$B/tools/xretractor
 W=$(mktemp -d /tmp/rdb-cg.XXXXXX)
 trap 'rm -rf "$W"' EXIT
+export TMPDIR=$W  # its own instance lock
 cd "$W"
 mkdir -p out
 ir() {  # total instructions of a command

@@ -16,6 +16,7 @@ ninja -C "$B" >/dev/null
 XR=$B/tools/xretractor
 W=$(mktemp -d /tmp/rdb-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
+export TMPDIR=$W  # its own instance lock
 mkdir -p "$W/out"
 
 # run LABEL CMD... : wall seconds and peak RSS (KiB) into $LAST_S / $LAST_KB

@@ -266,7 +266,12 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
     jitw->submit(std::move(job));
     return;
   }
+  // The plan starts on quick code; the optimised code of the same programs
+  // comes from the worker and switches in at a block boundary (same bytes).
+  JitWorker::Job optimised = job;
+  job.tier = jit::Tier::Quick;
   JitWorker::compileJob(jitw->jit(), job);
+  jitw->submit(std::move(optimised));
   std::vector<JitWorker::Job> jobs;
   jobs.push_back(std::move(job));
   adopt(jobs);
@@ -296,13 +301,18 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
         ++programs;
         s.native = it.blockFn;
         if (it.blockFn) ++native;
-        else if (opt.verbose) fprintf(stdout, "stream %s runs on the VM: %s\n", s.q->id.c_str(), it.why.c_str());
+        else if (opt.verbose && !(job.unit == "plan" && job.tier == jit::Tier::Optimised))  // said once
+          fprintf(stdout, "stream %s runs on the VM: %s\n", s.q->id.c_str(), it.why.c_str());
       } else if (s.rules && size_t(it.rule) < s.rules->rules().size()) {
         s.rules->rules()[size_t(it.rule)].native = it.fn;
       }
     }
     if (opt.verbose && programs) {
-      fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms\n", native, programs, job.ms);
+      if (job.unit == "plan" && job.tier == jit::Tier::Optimised)
+        fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread\n", native,
+                programs, job.ms);
+      else
+        fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms\n", native, programs, job.ms);
       fflush(stdout);  // a live engine's log is read while it runs
     }
     if (!used && job.unit != "plan" && unitsGone.insert(job.unit).second) {

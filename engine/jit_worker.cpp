@@ -11,7 +11,7 @@ void JitWorker::compileJob(jit::Jit& j, Job& job) {
     reqs.push_back({job.unit + "_" + std::to_string(i), &it.prog, &it.in, &it.out, it.block, it.operands});
   }
   auto t0 = std::chrono::steady_clock::now();
-  auto res = j.compile(job.unit, reqs);
+  auto res = j.compile(job.unit, reqs, job.tier);
   job.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   for (size_t i = 0; i < res.size(); ++i) {
     job.items[i].fn = res[i].fn;
@@ -53,7 +53,7 @@ void JitWorker::loop() {
     todo_.pop_front();
     lock.unlock();
     if (job.remove) {
-      jit_->removeUnit(job.unit);
+      jit_->removeUnit(job.unit, job.tier);
     } else {
       compileJob(*jit_, job);
     }

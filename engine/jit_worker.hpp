@@ -40,6 +40,7 @@ class JitWorker : public std::enable_shared_from_this<JitWorker> {
     std::string unit;
     std::vector<Item> items;
     bool remove = false;  // remove the unit's code instead of compiling
+    jit::Tier tier = jit::Tier::Optimised;
     double ms = 0;
   };
 

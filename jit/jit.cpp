@@ -472,30 +472,32 @@ std::once_flag gInit;
 }  // namespace
 
 struct Jit::Impl {
-  std::unique_ptr<llvm::orc::LLJIT> lljit;
-  std::map<std::string, llvm::orc::ResourceTrackerSP> units;
+  // One LLJIT per tier: the quick one generates code without optimising it
+  // (FastISel), the optimising one at the default level.
+  std::unique_ptr<llvm::orc::LLJIT> lljit[2];
+  std::map<std::string, llvm::orc::ResourceTrackerSP> units[2];
   std::mutex mu;
 };
 
 Jit::Jit() : impl_(std::make_unique<Impl>()) {}
 Jit::~Jit() = default;
 
-std::unique_ptr<Jit> Jit::create(std::string& error) {
-  std::call_once(gInit, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-  auto j = llvm::orc::LLJITBuilder().create();
+static std::unique_ptr<llvm::orc::LLJIT> makeLLJIT(Tier tier, std::string& error) {
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) {
+    error = llvm::toString(jtmb.takeError());
+    return nullptr;
+  }
+  if (tier == Tier::Quick) jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+  auto j = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
   if (!j) {
     error = llvm::toString(j.takeError());
     return nullptr;
   }
-  std::unique_ptr<Jit> out(new Jit());
-  out->impl_->lljit = std::move(*j);
-  auto& jd = out->impl_->lljit->getMainJITDylib();
+  auto& lljit = **j;
   llvm::orc::SymbolMap syms;
   auto add = [&](const char* name, void* fn) {
-    syms[out->impl_->lljit->mangleAndIntern(name)] =
+    syms[lljit.mangleAndIntern(name)] =
         llvm::orc::ExecutorSymbolDef(llvm::orc::ExecutorAddr::fromPtr(fn), llvm::JITSymbolFlags::Exported);
   };
   add("rdb_rat_add", reinterpret_cast<void*>(&rdb_rat_add));
@@ -509,9 +511,22 @@ std::unique_ptr<Jit> Jit::create(std::string& error) {
   add("rdb_f2u32", reinterpret_cast<void*>(&rdb_f2u32));
   add("rdb_f2u8", reinterpret_cast<void*>(&rdb_f2u8));
   add("rdb_math", reinterpret_cast<void*>(&rdb_math));
-  if (auto err = jd.define(llvm::orc::absoluteSymbols(std::move(syms)))) {
+  if (auto err = lljit.getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(syms)))) {
     error = llvm::toString(std::move(err));
     return nullptr;
+  }
+  return std::move(*j);
+}
+
+std::unique_ptr<Jit> Jit::create(std::string& error) {
+  std::call_once(gInit, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  std::unique_ptr<Jit> out(new Jit());
+  for (Tier t : {Tier::Quick, Tier::Optimised}) {
+    out->impl_->lljit[int(t)] = makeLLJIT(t, error);
+    if (!out->impl_->lljit[int(t)]) return nullptr;
   }
   return out;
 }
@@ -535,12 +550,12 @@ bool Jit::supports(const vm::Program& p, std::string& why) {
   return true;
 }
 
-std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Request>& reqs) {
+std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Request>& reqs, Tier tier) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   std::vector<Result> results(reqs.size());
   auto ctx = std::make_unique<llvm::LLVMContext>();
   auto mod = std::make_unique<llvm::Module>(unit, *ctx);
-  auto& lljit = *impl_->lljit;
+  auto& lljit = *impl_->lljit[int(tier)];
   mod->setDataLayout(lljit.getDataLayout());
   mod->setTargetTriple(lljit.getTargetTriple().str());
   IRBuilder<> B(*ctx);
@@ -612,8 +627,8 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
       fn->eraseFromParent();
     }
   }
-  // -O2 over the whole unit, once, off the hot path.
-  {
+  // -O2 over the whole unit, once, off the hot path (the quick tier skips it).
+  if (tier == Tier::Optimised) {
     llvm::LoopAnalysisManager LAM;
     llvm::FunctionAnalysisManager FAM;
     llvm::CGSCCAnalysisManager CGAM;
@@ -634,7 +649,7 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
       if (lowered[i]) results[i].why = msg;
     return results;
   }
-  impl_->units[unit] = rt;
+  impl_->units[int(tier)][unit] = rt;
   for (size_t i = 0; i < reqs.size(); ++i) {
     if (!lowered[i]) continue;
     auto sym = lljit.lookup(reqs[i].name);
@@ -648,12 +663,13 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
   return results;
 }
 
-void Jit::removeUnit(const std::string& unit) {
+void Jit::removeUnit(const std::string& unit, Tier tier) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  auto it = impl_->units.find(unit);
-  if (it == impl_->units.end()) return;
+  auto& units = impl_->units[int(tier)];
+  auto it = units.find(unit);
+  if (it == units.end()) return;
   if (auto err = it->second->remove()) llvm::consumeError(std::move(err));
-  impl_->units.erase(it);
+  units.erase(it);
 }
 
 }  // namespace jit

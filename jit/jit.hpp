@@ -41,6 +41,10 @@ struct Result {
   std::string why;       // why not, when fn is null
 };
 
+// Quick: code generated without optimisation, for a fast start (the plan's
+// first code). Optimised: the -O2 pipeline and full code generation.
+enum class Tier { Quick = 0, Optimised = 1 };
+
 class Jit {
  public:
   // nullptr (with `error` set) when LLVM cannot be initialised here.
@@ -49,8 +53,9 @@ class Jit {
 
   // Compiles a unit of programs together; results in request order.
   // `unit` names the resource tracker (remove it with removeUnit).
-  std::vector<Result> compile(const std::string& unit, const std::vector<Request>& requests);
-  void removeUnit(const std::string& unit);
+  std::vector<Result> compile(const std::string& unit, const std::vector<Request>& requests,
+                              Tier tier = Tier::Optimised);
+  void removeUnit(const std::string& unit, Tier tier = Tier::Optimised);
 
   // Whether the lowering supports this program (no string operations).
   static bool supports(const vm::Program& p, std::string& why);

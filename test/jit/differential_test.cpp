@@ -283,7 +283,9 @@ TEST_CASE("JIT stream steps over runs of records agree with the VM", "[jit][diff
     for (size_t i = 0; i < cases.size(); ++i)
       reqs.push_back({"blk_" + std::to_string(base) + "_" + std::to_string(i), &cases[i].prog, &cases[i].in,
                       &cases[i].out, true, cases[i].operands});
+    // Both tiers: the quick code the plan starts on and the optimised code it switches to.
     auto res = j->compile("blocks" + std::to_string(base), reqs);
+    auto quick = j->compile("blocks" + std::to_string(base), reqs, jit::Tier::Quick);
     vm::Machine m;
     for (size_t i = 0; i < cases.size(); ++i) {
       const Case& c = cases[i];
@@ -320,9 +322,15 @@ TEST_CASE("JIT stream steps over runs of records agree with the VM", "[jit][diff
       res[i].block(d.data(), nl.data(), o2.data(), n2.data(), run);
       CHECK(o1 == o2);
       CHECK(n1 == n2);
+      REQUIRE(quick[i].block != nullptr);
+      std::vector<uint8_t> o3(orec * run, 0x33), n3(one * run);
+      quick[i].block(d.data(), nl.data(), o3.data(), n3.data(), run);
+      CHECK(o1 == o3);
+      CHECK(n1 == n3);
       compared += run;
     }
     j->removeUnit("blocks" + std::to_string(base));
+    j->removeUnit("blocks" + std::to_string(base), jit::Tier::Quick);
   }
   WARN("block differential: " << compared << " records, no mismatch");
 }
