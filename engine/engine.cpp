@@ -57,10 +57,13 @@ int64_t lcm64(int64_t a, int64_t b) {
 
 }  // namespace
 
-// Blocks whose time is spent deciding whether the flow graph pays off.
-constexpr int kTrialBlocks = 13;
+// Blocks whose time is spent deciding whether the flow graph pays off (6 each way).
+constexpr int kTrialBlocks = 15;
+constexpr int kTrialWarmUp = 3;  // blocks not counted: the worker threads are still starting
+constexpr int kRetrials = 3;     // after 64, 128 and 256 more blocks
 // Slots per block (offline and behind schedule), unless Options say otherwise.
 constexpr int kBlockSlots = 512;
+constexpr auto kTierUpAfter = std::chrono::milliseconds(300);
 constexpr int kParallelBlockSlots = 4096;  // when the flow graph may run streams side by side
 // Bytes of one stream's ring a block may add to its history.
 constexpr int64_t kBlockBytes = int64_t(4) << 20;
@@ -85,7 +88,12 @@ struct Engine::Impl {
   // The flow graph is kept only if it beats the plain loop: the first slots of
   // a run are timed both ways (warm-up, serial, graph thirds).
   int schedTrial = 0;
-  std::chrono::steady_clock::duration serialTime{}, graphTime{};
+  std::vector<std::chrono::steady_clock::duration> serialTimes, graphTimes;
+  // A trial that chose the plain loop is run again a few times later: the
+  // worker thread may not have been free in the first blocks.
+  int retrials = 0;
+  int64_t retrialAt = -1;  // slot count at which the next trial starts
+  int64_t slotsRun = 0;
   void timeTrialBlock(std::chrono::steady_clock::duration d, bool serial);
   int blockSlots = kBlockSlots;  // the most slots one block runs
   std::vector<int64_t> savedCounters;  // the grid's position while peeking at the next deadline
@@ -99,6 +107,10 @@ struct Engine::Impl {
   bool finished = false;
 #if RDB_WITH_JIT
   std::shared_ptr<JitWorker> jitw;  // owns the JIT; compiles ad hoc units off the slot thread
+  // The plan's optimised tier, submitted once the run has lasted kTierUpAfter
+  // (a short run keeps its quick code) and the scheduler trial is over (the
+  // compile would take the core the trial measures).
+  std::unique_ptr<JitWorker::Job> tierUp;
   void adopt(std::vector<JitWorker::Job>& jobs);
   void adoptCompiled();
   void releaseUnusedUnits();
@@ -268,10 +280,9 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
   }
   // The plan starts on quick code; the optimised code of the same programs
   // comes from the worker and switches in at a block boundary (same bytes).
-  JitWorker::Job optimised = job;
+  tierUp = std::make_unique<JitWorker::Job>(job);
   job.tier = jit::Tier::Quick;
   JitWorker::compileJob(jitw->jit(), job);
-  jitw->submit(std::move(optimised));
   std::vector<JitWorker::Job> jobs;
   jobs.push_back(std::move(job));
   adopt(jobs);
@@ -715,7 +726,12 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   while (!stop.load(std::memory_order_relaxed)) {
     if (m.opt.limit > 0 && slots >= m.opt.limit - 1) break;
 #if RDB_WITH_JIT
-    m.adoptCompiled();  // ad hoc code that became ready switches in at this boundary
+    if (m.tierUp && (!m.graph || m.schedTrial >= kTrialBlocks) &&
+        std::chrono::steady_clock::now() - anchor >= kTierUpAfter) {
+      m.jitw->submit(std::move(*m.tierUp));
+      m.tierUp.reset();
+    }
+    m.adoptCompiled();  // code that became ready switches in at this boundary
 #endif
     // Slots per block: one while a client wants every slot's records;
     // clocked, one slot, or every slot already due when behind schedule.
@@ -752,10 +768,18 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     // Sources first (pass 2 of each slot), then every computed stream over the
     // whole block, producers before consumers.
     const bool more = m.readSources();
+    if (m.retrialAt >= 0 && slots >= m.retrialAt) {
+      m.retrialAt = -1;
+      m.buildGraph();
+      m.schedTrial = 0;
+      m.serialTimes.clear();
+      m.graphTimes.clear();
+    }
     const bool trial = m.graph && m.schedTrial < kTrialBlocks;
     const auto p0 = trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const bool serialTurn = trial && (m.schedTrial % 2 == 1);
     m.runStreams(serialTurn);
+    m.slotsRun = slots;
     if (trial) m.timeTrialBlock(std::chrono::steady_clock::now() - p0, serialTurn);
     for (auto* s : m.computed)
       if (!s->error.empty()) throw EngineError("stream " + s->q->id + ": " + s->error);
@@ -802,19 +826,26 @@ bool Engine::backgroundAbandoned() const { return impl_->abandonedCompile; }
 // the plain loop was at least as fast (blocks alternate between the two
 // after one warm-up block). Serial and graph write the same artifacts.
 void Engine::Impl::timeTrialBlock(std::chrono::steady_clock::duration d, bool serial) {
-  if (schedTrial > 0) (serial ? serialTime : graphTime) += d;
+  if (schedTrial >= kTrialWarmUp) (serial ? serialTimes : graphTimes).push_back(d);
   if (++schedTrial < kTrialBlocks) return;
+  // Medians: one block preempted by another process does not decide.
+  auto median = [](std::vector<std::chrono::steady_clock::duration> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? std::chrono::steady_clock::duration{} : v[v.size() / 2];
+  };
+  const auto graphTime = median(graphTimes), serialTime = median(serialTimes);
   const bool keep = graphTime * 5 < serialTime * 4;  // the graph must win by 20%
   if (opt.verbose)
-    fprintf(stdout, "scheduler: flow graph %.3f ms, serial %.3f ms over %d blocks each: %s\n",
+    fprintf(stdout, "scheduler: flow graph %.3f ms, serial %.3f ms a block (medians of %zu blocks each): %s\n",
             std::chrono::duration<double, std::milli>(graphTime).count(),
-            std::chrono::duration<double, std::milli>(serialTime).count(), kTrialBlocks / 2,
+            std::chrono::duration<double, std::milli>(serialTime).count(), graphTimes.size(),
             keep ? "parallel" : "serial");
   if (!keep) {
     nodes.clear();
     start.reset();
     graph.reset();
     threadLimit.reset();
+    if (retrials < kRetrials) retrialAt = slotsRun + (int64_t(64) << retrials++) * blockSlots;
   }
 }
 
