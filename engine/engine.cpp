@@ -280,8 +280,8 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
   }
   // The plan starts on quick code; the optimised code of the same programs
   // comes from the worker and switches in at a block boundary (same bytes).
-  tierUp = std::make_unique<JitWorker::Job>(job);
-  job.tier = jit::Tier::Quick;
+  if (opt.jitTier == 0) tierUp = std::make_unique<JitWorker::Job>(job);
+  job.tier = opt.jitTier == 2 ? jit::Tier::Optimised : jit::Tier::Quick;
   JitWorker::compileJob(jitw->jit(), job);
   std::vector<JitWorker::Job> jobs;
   jobs.push_back(std::move(job));

@@ -301,6 +301,9 @@ int runMode(int argc, char** argv) {
   app.add_option("--block", blockSlots, "most slots run as one block (default 512; 1 = slot by slot)")
       ->check(CLI::Range(1, 1 << 16));
   app.add_flag("--no-fuse", noFuse, "materialise every VOLATILE window (no folding into its reducer)");
+  std::string jitTier = "auto";
+  app.add_option("--jit-tier", jitTier, "auto (quick code, then optimised code off the slot thread), quick or optimised")
+      ->check(CLI::IsMember({"auto", "quick", "optimised"}));
   std::vector<std::string> disabled;
   app.add_option("--disable-pass", disabled, kPassNames);
   try {
@@ -410,6 +413,7 @@ int runMode(int argc, char** argv) {
   opt.threads = threads;
   opt.blockSlots = blockSlots;
   opt.fuse = !noFuse;
+  opt.jitTier = jitTier == "quick" ? 1 : jitTier == "optimised" ? 2 : 0;
   opt.verbose = verbose;
   opt.stopOnKey = !noAnyKey && isatty(0);
   // RDB_INTERPRET=1 selects the VM without touching command lines (CI runs the suite both ways).
