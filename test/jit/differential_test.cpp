@@ -104,6 +104,29 @@ struct Gen {
     }
   }
 
+  // A query of 1..5 input elements and 1..3 fields of random programs.
+  void query(ir::Query& q, ir::Layout& in, ir::Layout& out) {
+    q.id = "q";
+    inputs = 1 + pick(5);
+    std::vector<ir::Field> inSchema;
+    for (int i = 0; i < inputs; ++i) {
+      ir::Field f;
+      f.type = kTypes[pick(6)];
+      f.rlen = ir::typeSize(f.type);
+      inSchema.push_back(f);
+    }
+    for (int i = 0, fields = 1 + pick(3); i < fields; ++i) {
+      ir::Field f;
+      f.name = "f" + std::to_string(i);
+      f.type = kTypes[pick(6)];
+      f.rlen = ir::typeSize(f.type);
+      expr(f.program, 1 + pick(4));
+      q.schema.push_back(f);
+    }
+    in = ir::Layout::of(inSchema);
+    out = ir::Layout::of(q.schema);
+  }
+
   void value(Type t, uint8_t* d) {
     switch (t) {
       case Type::BYTE: *d = uint8_t(rng()); break;
@@ -163,26 +186,7 @@ TEST_CASE("JIT and VM write identical bytes for random programs", "[jit][differe
     std::vector<Case> cases;
     for (int k = 0; k < batch && base + k < programs; ++k) {
       Case c;
-      c.q.id = "q";
-      g.inputs = 1 + g.pick(5);
-      std::vector<ir::Field> inSchema;
-      for (int i = 0; i < g.inputs; ++i) {
-        ir::Field f;
-        f.type = kTypes[g.pick(6)];
-        f.rlen = ir::typeSize(f.type);
-        inSchema.push_back(f);
-      }
-      int fields = 1 + g.pick(3);
-      for (int i = 0; i < fields; ++i) {
-        ir::Field f;
-        f.name = "f" + std::to_string(i);
-        f.type = kTypes[g.pick(6)];
-        f.rlen = ir::typeSize(f.type);
-        g.expr(f.program, 1 + g.pick(4));
-        c.q.schema.push_back(f);
-      }
-      c.in = ir::Layout::of(inSchema);
-      c.out = ir::Layout::of(c.q.schema);
+      g.query(c.q, c.in, c.out);
       try {
         c.prog = vm::lowerFields(c.q, c.in, c.out);
       } catch (const ir::CompileError&) {
@@ -250,25 +254,7 @@ TEST_CASE("JIT stream steps over runs of records agree with the VM", "[jit][diff
     std::vector<Case> cases;
     for (int k = 0; k < batch && base + k < programs; ++k) {
       Case c;
-      c.q.id = "q";
-      g.inputs = 1 + g.pick(5);
-      std::vector<ir::Field> inSchema;
-      for (int i = 0; i < g.inputs; ++i) {
-        ir::Field f;
-        f.type = kTypes[g.pick(6)];
-        f.rlen = ir::typeSize(f.type);
-        inSchema.push_back(f);
-      }
-      for (int i = 0, fields = 1 + g.pick(3); i < fields; ++i) {
-        ir::Field f;
-        f.name = "f" + std::to_string(i);
-        f.type = kTypes[g.pick(6)];
-        f.rlen = ir::typeSize(f.type);
-        g.expr(f.program, 1 + g.pick(4));
-        c.q.schema.push_back(f);
-      }
-      c.in = ir::Layout::of(inSchema);
-      c.out = ir::Layout::of(c.q.schema);
+      g.query(c.q, c.in, c.out);
       c.operands = {0};
       for (int e = 1; e < g.inputs; ++e)
         if (g.pick(2)) c.operands.push_back(e);
