@@ -65,8 +65,9 @@ constexpr int kRetrials = 3;     // after 64, 128 and 256 more blocks
 constexpr int kBlockSlots = 512;
 constexpr auto kTierUpAfter = std::chrono::milliseconds(300);
 constexpr int kParallelBlockSlots = 4096;  // when the flow graph may run streams side by side
-// Bytes of one stream's ring a block may add to its history.
+// Bytes of one stream's ring a block may add to its history, and of all rings.
 constexpr int64_t kBlockBytes = int64_t(4) << 20;
+constexpr int64_t kBlockBytesAll = int64_t(256) << 20;
 
 struct Engine::Impl {
   ir::Plan plan;
@@ -98,6 +99,7 @@ struct Engine::Impl {
   int blockSlots = kBlockSlots;  // the most slots one block runs
   std::vector<int64_t> savedCounters;  // the grid's position while peeking at the next deadline
   bool liveSource = false;       // a DEVICE source: one slot at a time
+  int64_t blockRecordBytes = 0;  // one record of every stream (data and flags)
   Block block;
   CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;
@@ -198,6 +200,10 @@ void Engine::Impl::prepare() {
   // Worker threads pay off only on blocks long enough to outweigh waking them.
   if (opt.blockSlots > 0) blockSlots = opt.blockSlots;
   else if (threadCount() > 1 && independentStreams()) blockSlots = kParallelBlockSlots;
+  // The block's records come on top of the budgeted history: all rings together
+  // get at most kBlockBytesAll for them.
+  for (auto& sp : streams) blockRecordBytes += sp->out.recordSize + int64_t(sp->out.elems.size());
+  blockSlots = int(std::max<int64_t>(1, std::min<int64_t>(blockSlots, kBlockBytesAll / std::max<int64_t>(blockRecordBytes, 1))));
   for (auto& sp : streams) setupStream(*sp, plan);
   if (opt.fuse) ops::fuseWindows(computed, streams);
   // Zero step: every source reads its record 0 straight into its history.
@@ -1024,6 +1030,8 @@ std::string Engine::importStatement(const std::string& text) {
     m.plan.maxCapacity[q.id] = cand.maxCapacity.count(q.id) ? cand.maxCapacity.at(q.id) : 1;
     Stream& ref = *s;
     m.streams.push_back(std::move(s));
+    m.blockRecordBytes += ref.out.recordSize + int64_t(ref.out.elems.size());
+    m.blockSlots = int(std::max<int64_t>(1, std::min<int64_t>(m.blockSlots, kBlockBytesAll / m.blockRecordBytes)));
     for (auto& d : q.dependencies())  // a new reader of a fused window: it is materialised again
       for (auto& o : m.streams)
         if (o->q->id == d && o->fusedInto) ops::unfuse(*o, m.streams);
