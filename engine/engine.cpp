@@ -97,7 +97,7 @@ struct Engine::Impl {
   int64_t slotsRun = 0;
   void timeTrialBlock(std::chrono::steady_clock::duration d, bool serial);
   int blockSlots = kBlockSlots;  // the most slots one block runs
-  std::vector<int64_t> savedCounters;  // the grid's position while peeking at the next deadline
+  std::vector<int64_t> gridProbe;  // counters moved ahead to count the slots already due
   bool liveSource = false;       // a DEVICE source: one slot at a time
   int64_t blockRecordBytes = 0;  // one record of every stream (data and flags)
   Block block;
@@ -136,6 +136,8 @@ struct Engine::Impl {
   void setupStream(Stream& s, const ir::Plan& p);
 
   // ------------------------------------------------------------ running
+  int64_t gridPoint(const std::vector<int64_t>& counters) const;
+  void passGridPoint(std::vector<int64_t>& counters, int64_t t) const;
   // The next `n` grid points (n >= 1) as the block to run.
   void planBlock(int n);
   // Pass 1 of the block (computed streams) and pass 2 (sources read); false
@@ -624,7 +626,18 @@ Engine::~Engine() {
 
 void Engine::prepare() { impl_->prepare(); }
 
-// The next n grid points: the smallest multiples among the distinct intervals.
+// The grid point the counters stand at: the smallest next multiple among the
+// distinct intervals; passGridPoint() moves the counters past it.
+int64_t Engine::Impl::gridPoint(const std::vector<int64_t>& c) const {
+  int64_t t = INT64_MAX;
+  for (size_t i = 0; i < ticks.size(); ++i) t = std::min(t, ticks[i] * c[i]);
+  return t;
+}
+void Engine::Impl::passGridPoint(std::vector<int64_t>& c, int64_t t) const {
+  for (size_t i = 0; i < ticks.size(); ++i) c[i] += ticks[i] * c[i] == t;
+}
+
+// The next n grid points.
 void Engine::Impl::planBlock(int n) {
   block.slots = n;
   block.t.resize(size_t(n));
@@ -638,13 +651,9 @@ void Engine::Impl::planBlock(int n) {
     return;
   }
   for (int j = 0; j < n; ++j) {
-    int64_t t = INT64_MAX;
-    for (size_t i = 0; i < ticks.size(); ++i) t = std::min(t, ticks[i] * counters[i]);
-    for (size_t i = 0; i < ticks.size(); ++i) {
-      const bool d = ticks[i] * counters[i] == t;
-      block.due[i][size_t(j)] = d;
-      if (d) ++counters[i];
-    }
+    const int64_t t = gridPoint(counters);
+    for (size_t i = 0; i < ticks.size(); ++i) block.due[i][size_t(j)] = ticks[i] * counters[i] == t;
+    passGridPoint(counters, t);
     block.t[size_t(j)] = t;
   }
   now = block.t[size_t(n - 1)];
@@ -747,22 +756,19 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     std::chrono::steady_clock::time_point deadline{};
     if (!m.opt.noClock) {
       // The next grid point; the block grows with the slots whose deadline has passed.
-      m.savedCounters.assign(m.counters.begin(), m.counters.end());
-      m.planBlock(1);
+      m.now = m.gridPoint(m.counters);  // an import while waiting joins after this slot
       deadline = deadlineOf(m.now);
-      std::copy(m.savedCounters.begin(), m.savedCounters.end(), m.counters.begin());
       if (hooks.waitUntil) hooks.waitUntil(deadline);
       else std::this_thread::sleep_until(deadline);
       if (stop.load(std::memory_order_relaxed)) break;
       if (n > 1) {
         const auto late = std::chrono::steady_clock::now();
         int due = 0;
-        std::vector<int64_t> probe = m.counters;
+        m.gridProbe.assign(m.counters.begin(), m.counters.end());
         for (; due < n; ++due) {  // how many grid points are due by now
-          int64_t t = INT64_MAX;
-          for (size_t i = 0; i < m.ticks.size(); ++i) t = std::min(t, m.ticks[i] * probe[i]);
+          const int64_t t = m.gridPoint(m.gridProbe);
           if (deadlineOf(t) > late) break;
-          for (size_t i = 0; i < m.ticks.size(); ++i) probe[i] += m.ticks[i] * probe[i] == t;
+          m.passGridPoint(m.gridProbe, t);
         }
         n = std::max(due, 1);
       }

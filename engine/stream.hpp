@@ -57,7 +57,6 @@ struct Stream {
   std::unique_ptr<storage::Source> source;
   // computed: the operator's step and what it needs
   StepFn step = nullptr;
-  StepFn gatherInto = nullptr;  // a window that is folded by its reader: fills outRec for newest()
   bool operandPointers = false;  // the program reads the operands' records in place
   std::vector<int> slotBase;     // ... the first input element of each record it reads
   std::vector<char> operandWhole;  // operand k's record lies unchanged in the input record

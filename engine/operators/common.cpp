@@ -8,6 +8,9 @@
 
 namespace engine::ops {
 
+// Every input element belongs to one operand: + concatenates its operands,
+// the others read one record of the input's width (# operands must have the
+// same schema), so nothing of the scratch record is left from another record.
 void copyOperand(const Stream& s, const Stream& src, int k, int64_t idx, int j, uint8_t* in, uint8_t* inNull) {
   const int base = s.operandBase[size_t(k)];
   const int ne = std::min(int(src.out.elems.size()), int(s.in.elems.size()) - base);
@@ -31,12 +34,6 @@ void copyOperand(const Stream& s, const Stream& src, int k, int64_t idx, int j, 
       }
     }
   }
-  // Input elements no operand covers (an interleave of unequal widths): NULL.
-  if (s.operandBase.size() == 1 || k + 1 == int(s.operandBase.size()))
-    for (size_t e = size_t(base + covered); e < s.in.elems.size(); ++e) {
-      memset(in + s.in.elems[e].offset, 0, size_t(s.in.elems[e].size));
-      inNull[e] = 1;
-    }
 }
 
 // Whether `src`'s record lies unchanged at element `base` of `in`.

@@ -91,11 +91,9 @@ struct Driver {
     }
     const size_t inRec = size_t(std::max(s.in.recordSize, 1)), inNe = std::max<size_t>(s.in.elems.size(), 1);
     if (op.form(s) == Form::Pointers && s.native && !c.interpret) {
-      const int K = op.operands(s);
-      const uint8_t* d[kRun * 2];
+      const uint8_t* d[kRun * 2];  // at most two operands a record
       const uint8_t* nl[kRun * 2];
       op.pointersRun(ns, js, k, d, nl);
-      (void)K;
       s.native(d, nl, out, outNull, k);
       return;
     }

@@ -20,7 +20,6 @@ struct MapOp {
   Map map;
   MapOp(BlockCtx& ctx, Stream& st) : c(ctx), s(st), map(st) {}
   Form form(const Stream& st) const { return st.operandPointers ? Form::Pointers : Form::Gather; }
-  int operands(const Stream&) const { return Map::K; }
   // The pointers of a whole run (record i at d[i*K + slot]).
   void pointersRun(const int64_t* ns, const int* js, int count, const uint8_t** d, const uint8_t** nl) {
     for (int k = 0; k < Map::K; ++k) {

@@ -141,7 +141,6 @@ struct ReduceOp {
       int32s = int32s && a.out.elems[e].type == ir::Type::INTEGER && a.out.elems[e].offset == int(4 * e);
   }
   Form form(const Stream&) const { return Form::Gather; }
-  int operands(const Stream&) const { return 1; }
   void pointersRun(const int64_t*, const int*, int, const uint8_t**, const uint8_t**) {}
   void direct(int64_t, int, uint8_t*, uint8_t*) {}
 
@@ -211,40 +210,13 @@ struct ReduceOp {
       r.valid = false;
       return fold<T>(op, ints, w.W, elem, t, in);
     }
-    if (!r.valid || L < r.lo || H < r.hi || L > r.hi + 1) {
-      r = Stream::Running{};
-      r.valid = true;
-      r.lo = L;
-      r.hi = L - 1;
-    }
-    auto change = [&](const uint8_t* v, bool isNull, const ir::Element* se, int sign) {
+    w.slide(r, L, H, j, [&r](const uint8_t* v, bool isNull, const ir::Element* se, int sign) {
       if (!v || isNull) return;
       const int64_t x = intAt(v, se->type);
       r.sum += sign * x;
       r.sumAbs += sign * (x < 0 ? -x : x);
       r.present += sign;
-    };
-    bool lost = false;
-    for (int64_t p = r.lo; p < L && !lost; ++p) {
-      bool isNull;
-      const ir::Element* se;
-      const uint8_t* v = w.leaving(p, isNull, se, lost);
-      change(v, isNull, se, -1);
-    }
-    if (lost) {  // the ring no longer holds what leaves: start the sums afresh
-      r = Stream::Running{};
-      r.valid = true;
-      r.lo = L;
-      r.hi = L - 1;
-    }
-    for (int64_t p = std::max(r.hi + 1, L); p <= H; ++p) {
-      bool isNull;
-      const ir::Element* se;
-      const uint8_t* v = w.element(p, j, isNull, se);
-      change(v, isNull, se, 1);
-    }
-    r.lo = L;
-    r.hi = H;
+    });
     if (r.present == 0) return false;
     IntFold f;
     f.sum = r.sum;

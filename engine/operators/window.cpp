@@ -31,7 +31,6 @@ struct WindowOp {
   WindowShape w;
   WindowOp(BlockCtx& ctx, Stream& st) : c(ctx), s(st), w(st, ctx.src(st, 0)) {}
   Form form(const Stream& st) const { return st.identity ? Form::Direct : Form::Gather; }
-  int operands(const Stream&) const { return 1; }
   void pointersRun(const int64_t*, const int*, int, const uint8_t**, const uint8_t**) {}
   void gather(int64_t n, int j, uint8_t* in, uint8_t* inNull) {
     for (int64_t i = 0; i < w.W; ++i) {
@@ -132,12 +131,6 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
   const WindowShape w(s, c.src(s, 0));
   Stream::Running& r = s.running;
   s.wrote = 0;
-  auto nullAt = [&](int64_t pos, int j) {
-    bool isNull;
-    const ir::Element* se;
-    w.element(pos, j, isNull, se);
-    return isNull ? 1 : 0;
-  };
   for (int j = 0; j < b.slots; ++j) {
     if (due[size_t(j)] && b.t[size_t(j)] >= s.joinAt) {
       ++s.due;
@@ -145,27 +138,9 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
       if (n >= s.q->origin && n >= s.firstIndex) {
         const int64_t L = w.lo(n), H = w.hi(n);
         if (w.settled(L, H, j)) {
-          if (!r.valid || L < r.lo || H < r.hi || L > r.hi + 1) {
-            r = Stream::Running{};
-            r.valid = true;
-            r.lo = L;
-            r.hi = L - 1;
-          }
-          bool lost = false;
-          for (int64_t p = r.lo; p < L && !lost; ++p) {
-            bool isNull;
-            const ir::Element* se;
-            w.leaving(p, isNull, se, lost);
-            r.nulls -= isNull ? 1 : 0;
-          }
-          if (lost) {
-            r = Stream::Running{};
-            r.valid = true;
-            r.hi = L - 1;
-          }
-          for (int64_t p = std::max(r.hi + 1, L); p <= H; ++p) r.nulls += nullAt(p, j);
-          r.lo = L;
-          r.hi = H;
+          w.slide(r, L, H, j, [&r](const uint8_t*, bool isNull, const ir::Element*, int sign) {
+            r.nulls += isNull ? sign : 0;
+          });
         } else {
           r.valid = false;
         }

@@ -58,6 +58,37 @@ struct WindowShape {
     isNull = a->hist.nulls[size_t(p * a->hist.elems + el)] != 0;
     return a->hist.data.data() + p * a->hist.rec + e->offset;
   }
+  // Moves a running fold to positions [L, H] (settled): f(v, isNull, e, -1)
+  // for each element that leaves, as it was read when it entered, and
+  // f(..., +1) for each that enters. It starts afresh when [L, H] does not
+  // follow the folded positions or the ring no longer holds what leaves.
+  template <class F>
+  void slide(Stream::Running& r, int64_t L, int64_t H, int j, F&& f) const {
+    auto restart = [&] {
+      r = Stream::Running{};
+      r.valid = true;
+      r.lo = L;
+      r.hi = L - 1;
+    };
+    if (!r.valid || L < r.lo || H < r.hi || L > r.hi + 1) restart();
+    bool lost = false;
+    for (int64_t p = r.lo; p < L; ++p) {
+      bool isNull;
+      const ir::Element* e;
+      const uint8_t* v = leaving(p, isNull, e, lost);
+      if (lost) break;
+      f(v, isNull, e, -1);
+    }
+    if (lost) restart();
+    for (int64_t p = std::max(r.hi + 1, L); p <= H; ++p) {
+      bool isNull;
+      const ir::Element* e;
+      const uint8_t* v = element(p, j, isNull, e);
+      f(v, isNull, e, +1);
+    }
+    r.lo = L;
+    r.hi = H;
+  }
   // The same for a reader that sees `visible` records of the producer.
   const uint8_t* elementSeen(int64_t pos, int64_t visible, bool& isNull, const ir::Element*& e) const {
     const int64_t rec = floorDiv(pos, F), el = pos - rec * F;
