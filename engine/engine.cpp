@@ -709,7 +709,7 @@ bool Engine::Impl::readSources() {
 
 void Engine::Impl::runStream(Stream& s) {
   if (s.removed) return;
-  BlockCtx ctx{block, streams, opt.interpret};
+  BlockCtx ctx{block, streams};
   s.step(ctx, s);
 }
 

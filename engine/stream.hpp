@@ -92,7 +92,6 @@ struct Stream {
 struct BlockCtx {
   const Block& block;
   std::vector<std::unique_ptr<Stream>>& streams;
-  bool interpret = false;
   Stream& src(const Stream& s, size_t k) { return *streams[size_t(s.srcs[k])]; }
 };
 

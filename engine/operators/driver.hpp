@@ -81,7 +81,7 @@ inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, con
 template <class Op>
 struct Driver {
   // Runs the program over records [0, k) whose inputs are ready.
-  static void runProgram(BlockCtx& c, Stream& s, Op& op, const int64_t* ns, const int* js, int k, uint8_t* out,
+  static void runProgram(Stream& s, Op& op, const int64_t* ns, const int* js, int k, uint8_t* out,
                          uint8_t* outNull) {
     const int rec = s.out.recordSize;
     const size_t ne = s.out.elems.size();
@@ -90,7 +90,7 @@ struct Driver {
       return;
     }
     const size_t inRec = size_t(std::max(s.in.recordSize, 1)), inNe = std::max<size_t>(s.in.elems.size(), 1);
-    if (op.form(s) == Form::Pointers && s.native && !c.interpret) {
+    if (op.form(s) == Form::Pointers && s.native) {  // no native code under --interpret
       const uint8_t* d[kRun * 2];  // at most two operands a record
       const uint8_t* nl[kRun * 2];
       op.pointersRun(ns, js, k, d, nl);
@@ -102,7 +102,7 @@ struct Driver {
       uint8_t* inNull = s.inNull.data() + i * inNe;
       op.gather(ns[i], js[i], in, inNull);
     }
-    if (s.native && !c.interpret) {
+    if (s.native) {
       const uint8_t* d[kRun];
       const uint8_t* nl[kRun];
       for (int i = 0; i < k; ++i) {
@@ -136,7 +136,7 @@ struct Driver {
       if (k == 0) return;
       uint8_t* out = s.hist.nextData();
       uint8_t* outNull = s.hist.nextNulls();
-      runProgram(c, s, op, ns, js, k, out, outNull);
+      runProgram(s, op, ns, js, k, out, outNull);
       s.hist.commit(k);
       try {
         emitRun(s, ns, k, out, outNull);
