@@ -52,6 +52,16 @@ struct StreamStatus {
   uint64_t rounded = 0;   // RATIONAL results that had to round (not exactly representable)
 };
 
+// What became of a compiled candidate plan handed to Engine::admit.
+struct Admission {
+  enum class Result {
+    ADMITTED,         // its new streams run from the next grid point
+    CHANGES_RUNNING,  // it would change running stream `detail`; nothing changed
+    SET_UP_FAILED,    // a new stream could not be set up (`detail` says why)
+  } result;
+  std::string detail;
+};
+
 // Called on the engine's thread; the engine's live-plan methods may be used from them.
 struct SlotHooks {
   // Waits for the next slot's deadline (clocked runs); without it the engine sleeps.
@@ -82,9 +92,12 @@ class Engine {
   std::optional<StreamStatus> status(const std::string& id) const;
   // The newest record of a stream with its element layout; false when none yet.
   bool newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls, const ir::Layout*& layout) const;
-  // Imports one ad hoc SELECT into the running plan; it starts at the next grid
-  // point. Returns "OK" or the reason it was rejected (the plan is then unchanged).
-  std::string importStatement(const std::string& text);
+  // The running plan (directives and streams, every stream frozen): the base
+  // an ad hoc statement is compiled with (see tools/adhoc.cpp).
+  ir::Plan livePlan() const;
+  // Takes the streams of a compiled candidate (livePlan() plus new statements)
+  // that are not running yet into the plan.
+  Admission admit(const ir::Plan& candidate);
   // Removes a stream imported ad hoc that nothing else reads (with the ad hoc
   // substrates only it used). Its artifacts stay on disk. "OK" or the reason.
   std::string removeStream(const std::string& id);

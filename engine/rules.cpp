@@ -22,7 +22,6 @@ CommandPool::~CommandPool() { shutdown(0); }
 bool CommandPool::submit(const std::string& rule, const std::string& cmd) {
   reap();
   if (int(children_.size()) >= max_) {
-    ++skipped_;
     fprintf(stderr, "rule %s: %d commands still running; this one is skipped\n", rule.c_str(), max_);
     return false;
   }
@@ -85,7 +84,7 @@ StreamRules::StreamRules(const ir::Query& q, const ir::Layout& out, std::string 
   for (auto& r : q.rules) {
     RuleRuntime rt;
     rt.rule = &r;
-    rt.cond = vm::lowerCondition(q, r.condition, out);
+    rt.condition.bytecode = vm::lowerCondition(q, r.condition, out);
     rules_.push_back(std::move(rt));
   }
 }
@@ -134,12 +133,11 @@ void StreamRules::write(DumpTask& t, const uint8_t* rec) {
 }
 
 void StreamRules::onRecord(int64_t n, const uint8_t* rec, const uint8_t* nulls, const RecordLookup& history) {
-  vm::RecordIn in{rec, nulls};
-  vm::RecordOut out{condOut_.data(), condNull_.data()};
+  const uint8_t* const recs[1] = {rec};
+  const uint8_t* const nls[1] = {nulls};
   // 1. conditions, in declaration order; each true one registers its action
   for (auto& r : rules_) {
-    if (r.native) r.native(rec, nulls, condOut_.data(), condNull_.data());
-    else if (!machine_.run(r.cond, out_, in, condLayout_, out)) continue;
+    if (!r.condition.run(out_, condLayout_, recs, nls, condOut_.data(), condNull_.data(), 1)) continue;
     int32_t v;
     memcpy(&v, condOut_.data(), 4);
     if (condNull_[0] || v == 0) continue;  // NULL does not fire

@@ -15,7 +15,7 @@
 
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
-#include "vm/vm.hpp"
+#include "engine/compiled_program.hpp"
 
 namespace engine {
 
@@ -30,7 +30,6 @@ class CommandPool {
   void reap();                  // collect finished children, log failures
   void shutdown(int graceMs);   // wait a little, then kill what still runs
   int running() const { return int(children_.size()); }
-  uint64_t skipped() const { return skipped_; }
 
  private:
   struct Child {
@@ -39,7 +38,6 @@ class CommandPool {
   };
   int max_;
   std::vector<Child> children_;
-  uint64_t skipped_ = 0;
 };
 
 // One RULE of one stream.
@@ -55,8 +53,7 @@ struct DumpTask {
 struct RuleRuntime {
   const ir::Rule* rule = nullptr;
   std::deque<DumpTask> tasks;  // this rule's open dumps, at most max(RETENTION, 1)
-  vm::Program cond;
-  void (*native)(const uint8_t*, const uint8_t*, uint8_t*, uint8_t*) = nullptr;
+  CompiledProgram condition;  // one INTEGER element: the condition's truth (NULL does not fire)
   int triggers = 0;  // how many times it fired (names the next dump file)
 };
 
@@ -82,7 +79,6 @@ class StreamRules {
   std::string dir_;
   CommandPool* pool_;
   std::vector<RuleRuntime> rules_;
-  vm::Machine machine_;
   std::vector<uint8_t> condOut_, condNull_;
   ir::Layout condLayout_;
 };

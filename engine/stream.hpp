@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiled_program.hpp"
 #include "engine/history.hpp"
 #include "engine/rules.hpp"
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
 #include "storage/source.hpp"
 #include "storage/store.hpp"
-#include "vm/vm.hpp"
 
 namespace engine {
 
@@ -63,10 +63,8 @@ struct Stream {
   std::vector<int> operandBase;    // first input element of operand k
   std::vector<ir::Rational> operandRatio;  // Δ/Δ_operand (index map of +)
   ir::Rational indexRatio;  // #: Δb/(Δa+Δb); & and %: Δ/r; -: r/Δa (the operator's index map)
-  vm::Program prog;
-  vm::Machine machine;
-  bool identity = false;  // the program copies its input record unchanged (no float, no RATIONAL)
-  void (*native)(const uint8_t* const*, const uint8_t* const*, uint8_t*, uint8_t*, int64_t) = nullptr;
+  CompiledProgram program;  // the field program
+  bool identity = false;    // the program copies its input record unchanged (no float, no RATIONAL)
   std::vector<uint8_t> inRec, inNull, outRec, outNull;  // scratch records (VM, gathers)
   int runCap = 1;                                       // records per run (scratch input records held)
   std::vector<uint8_t> zeroRec, nullFlags;              // an absent operand record: zeros, all NULL

@@ -19,6 +19,10 @@ struct SyntaxError : std::runtime_error {
 // Returns the statements in file order; rules are attached to their streams.
 std::vector<ir::Query> parseText(const std::string& text);
 
+// What a statement is, from its first word (case as the lexer accepts it).
+enum class StatementKind { SELECT, DECLARE, RULE, DIRECTIVE, OTHER };
+StatementKind statementKind(const std::string& text);
+
 // Parses one ad hoc statement (a single logical line).
 std::vector<ir::Query> parseStatement(const std::string& text);
 

@@ -638,4 +638,22 @@ std::vector<ir::Query> parseStatement(const std::string& text) {
   return out;
 }
 
+// The first word of the first line that has one, as the lexer reads it.
+StatementKind statementKind(const std::string& text) {
+  for (auto& line : splitLogicalLines(text)) {
+    auto lex = lexLine(line);
+    switch (lex[0].tok) {
+      case Tok::END: continue;  // only blanks and comments
+      case Tok::SELECT: return StatementKind::SELECT;
+      case Tok::DECLARE: return StatementKind::DECLARE;
+      case Tok::RULE: return StatementKind::RULE;
+      case Tok::STORAGE:
+      case Tok::SUBSTRAT:
+      case Tok::ROTATION: return StatementKind::DIRECTIVE;
+      default: return StatementKind::OTHER;
+    }
+  }
+  return StatementKind::OTHER;
+}
+
 }  // namespace rql

@@ -20,6 +20,7 @@
 
 #include "build_config.h"
 #include "engine/engine.hpp"
+#include "tools/adhoc.hpp"
 #include "ipc/ipc.hpp"
 #include "storage/lock.hpp"
 #include "tools/config.hpp"
@@ -455,7 +456,7 @@ int runMode(int argc, char** argv) {
       return d;
     };
     hooks.exists = [&](const std::string& id) { return eng.status(id).has_value(); };
-    hooks.adhoc = [&](const std::string& text) { return eng.importStatement(text); };
+    hooks.adhoc = [&](const std::string& text) { return tools::importAdHoc(eng, text); };
     hooks.kill = [] { gStop.store(true); };
     hooks.remove = [&](const std::string& id) { return eng.removeStream(id); };
     engine::SlotHooks slotHooks;

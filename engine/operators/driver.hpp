@@ -90,35 +90,19 @@ struct Driver {
       return;
     }
     const size_t inRec = size_t(std::max(s.in.recordSize, 1)), inNe = std::max<size_t>(s.in.elems.size(), 1);
-    if (op.form(s) == Form::Pointers && s.native) {  // no native code under --interpret
-      const uint8_t* d[kRun * 2];  // at most two operands a record
-      const uint8_t* nl[kRun * 2];
+    const uint8_t* d[kRun * 2];  // at most two operands a record
+    const uint8_t* nl[kRun * 2];
+    if (op.form(s) == Form::Pointers && s.program.native) {  // no native code under --interpret
       op.pointersRun(ns, js, k, d, nl);
-      s.native(d, nl, out, outNull, k);
+      s.program.native(d, nl, out, outNull, k);
       return;
     }
     for (int i = 0; i < k; ++i) {
-      uint8_t* in = s.inRec.data() + i * inRec;
-      uint8_t* inNull = s.inNull.data() + i * inNe;
-      op.gather(ns[i], js[i], in, inNull);
+      d[i] = s.inRec.data() + i * inRec;
+      nl[i] = s.inNull.data() + i * inNe;
+      op.gather(ns[i], js[i], s.inRec.data() + i * inRec, s.inNull.data() + i * inNe);
     }
-    if (s.native) {
-      const uint8_t* d[kRun];
-      const uint8_t* nl[kRun];
-      for (int i = 0; i < k; ++i) {
-        d[i] = s.inRec.data() + i * inRec;
-        nl[i] = s.inNull.data() + i * inNe;
-      }
-      s.native(d, nl, out, outNull, k);
-      return;
-    }
-    for (int i = 0; i < k; ++i) {
-      if (!s.machine.run(s.prog, s.in, {s.inRec.data() + i * inRec, s.inNull.data() + i * inNe}, s.out,
-                         {out + int64_t(i) * rec, outNull + i * ne})) {
-        s.error = s.machine.error();
-        return;
-      }
-    }
+    if (!s.program.run(s.in, s.out, d, nl, out, outNull, k)) s.error = s.program.error();
   }
 
   static void step(BlockCtx& c, Stream& s) {

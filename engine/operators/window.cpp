@@ -95,12 +95,12 @@ struct WindowOp {
 // output element (integers only: float stores canonicalise NaN, RATIONAL
 // stores normalise), with the same layout on both sides.
 bool copiesInput(const Stream& s) {
-  if (s.in.elems.size() != s.out.elems.size() || s.prog.code.size() != 2 * s.out.elems.size()) return false;
+  if (s.in.elems.size() != s.out.elems.size() || s.program.bytecode.code.size() != 2 * s.out.elems.size()) return false;
   for (size_t e = 0; e < s.out.elems.size(); ++e) {
     const ir::Element &a = s.in.elems[e], &b = s.out.elems[e];
     if (a.type != b.type || a.size != b.size || a.offset != b.offset) return false;
     if (a.type != ir::Type::INTEGER && a.type != ir::Type::UINT && a.type != ir::Type::BYTE) return false;
-    const vm::Instr &ld = s.prog.code[2 * e], &st = s.prog.code[2 * e + 1];
+    const vm::Instr &ld = s.program.bytecode.code[2 * e], &st = s.program.bytecode.code[2 * e + 1];
     const bool load = ld.op == vm::Op::LOAD_I32 || ld.op == vm::Op::LOAD_U32 || ld.op == vm::Op::LOAD_U8;
     const bool store = st.op == vm::Op::STORE_I32 || st.op == vm::Op::STORE_U32 || st.op == vm::Op::STORE_U8;
     if (!load || !store || ld.a != int(e) || st.a != int(e)) return false;

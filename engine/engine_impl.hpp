@@ -1,0 +1,136 @@
+// The engine's private state (Engine::Impl), shared by the files that make
+// up the engine, each with one job:
+//   engine.cpp     set-up of the plan's streams, shutdown
+//   artifacts.cpp  each stream's stored files (through storage/)
+//   native.cpp     JIT compiles and switching streams to native code
+//   scheduler.cpp  the slot clock, blocks of slots, the run loop
+//   parallel.cpp   the oneTBB flow graph and the serial-or-parallel trial
+//   live_plan.cpp  status, newest records, admitting and removing ad hoc streams
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <tbb/flow_graph.h>
+#include <tbb/global_control.h>
+
+#include "build_config.h"
+#include "engine/engine.hpp"
+#include "engine/rules.hpp"
+#include "engine/stream.hpp"
+#if RDB_WITH_JIT
+#include "engine/jit_worker.hpp"
+#endif
+
+namespace engine {
+
+// Blocks whose time is spent deciding whether the flow graph pays off (6 each way).
+constexpr int kTrialBlocks = 15;
+constexpr int kTrialWarmUp = 3;  // blocks not counted: the worker threads are still starting
+constexpr int kRetrials = 3;     // after 64, 128 and 256 more blocks
+// Slots per block (offline and behind schedule), unless Options say otherwise.
+constexpr int kBlockSlots = 512;
+constexpr auto kTierUpAfter = std::chrono::milliseconds(300);
+constexpr int kParallelBlockSlots = 4096;  // when the flow graph may run streams side by side
+// Bytes of one stream's ring a block may add to its history, and of all rings.
+constexpr int64_t kBlockBytes = int64_t(4) << 20;
+constexpr int64_t kBlockBytesAll = int64_t(256) << 20;
+
+struct Engine::Impl {
+  ir::Plan plan;
+  Options opt;
+  std::vector<std::unique_ptr<Stream>> streams;  // plan order (topological)
+  std::vector<Stream*> computed, declared;
+  std::string storageDir;
+  int rotation = -1;
+  std::string rotationFile;
+  int64_t ticksPerSecond = 1;  // scheduler ticks per second
+  std::vector<int64_t> ticks;  // distinct intervals in ticks
+  std::vector<int64_t> counters;
+  std::vector<char> tickDue;  // whether distinct interval i is due in the current slot
+  int64_t now = 0;            // the current slot, in ticks
+  int adhocUnits = 0;
+  uint64_t nextSerial = 1;
+  std::set<std::string> unitsGone;  // ad hoc JIT units whose code was released
+  bool abandonedCompile = false;    // shutdown left a background compile running
+  // The flow graph is kept only if it beats the plain loop: the first slots of
+  // a run are timed both ways (warm-up, serial, graph thirds).
+  int schedTrial = 0;
+  std::vector<std::chrono::steady_clock::duration> serialTimes, graphTimes;
+  // A trial that chose the plain loop is run again a few times later: the
+  // worker thread may not have been free in the first blocks.
+  int retrials = 0;
+  int64_t retrialAt = -1;  // slot count at which the next trial starts
+  int64_t slotsRun = 0;
+  void timeTrialBlock(std::chrono::steady_clock::duration d, bool serial);
+  int blockSlots = kBlockSlots;  // the most slots one block runs
+  std::vector<int64_t> gridProbe;  // counters moved ahead to count the slots already due
+  bool liveSource = false;       // a DEVICE source: one slot at a time
+  int64_t blockRecordBytes = 0;  // one record of every stream (data and flags)
+  Block block;
+  CommandPool commands;
+  std::unique_ptr<tbb::global_control> threadLimit;
+  std::unique_ptr<tbb::flow::graph> graph;
+  std::unique_ptr<tbb::flow::broadcast_node<tbb::flow::continue_msg>> start;
+  std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> nodes;
+  bool finished = false;
+#if RDB_WITH_JIT
+  std::shared_ptr<JitWorker> jitw;  // owns the JIT; compiles ad hoc units off the slot thread
+  // The plan's optimised tier, submitted once the run has lasted kTierUpAfter
+  // (a short run keeps its quick code) and the scheduler trial is over (the
+  // compile would take the core the trial measures).
+  std::unique_ptr<JitWorker::Job> tierUp;
+  void adopt(std::vector<JitWorker::Job>& jobs);
+  void adoptCompiled();
+  void releaseUnusedUnits();
+#endif
+
+  Stream& S(const std::string& id) {
+    for (auto& s : streams)
+      if (s->q->id == id) return *s;
+    throw EngineError("internal: stream " + id + " missing");
+  }
+
+  // ------------------------------------------------------------ set-up
+  void prepare();
+  void openArtifacts(Stream& s);
+  void buildGraph();
+  int threadCount() const;
+  bool independentStreams() const;
+  // Field programs and rule conditions to native code; `background`: on the
+  // JIT worker, the streams run on the VM until adoptCompiled() switches them.
+  void compileNative(const std::vector<Stream*>& which, const std::string& unit, bool background = false);
+  void setupStream(Stream& s, const ir::Plan& p);
+
+  std::string closeArtifacts(Stream& s, int rotation);
+  void nextRotation();  // the rotation counter: past every archive on disk
+  void dropGraph();
+
+  // ------------------------------------------------------------ live plan
+  std::string changedStream(const ir::Plan& cand, std::vector<const ir::Query*>& fresh) const;
+  void refineTicks(const std::vector<const ir::Query*>& fresh);
+  Stream& instantiate(const ir::Query& q, const ir::Plan& cand);
+
+  // ------------------------------------------------------------ running
+  int64_t gridPoint(const std::vector<int64_t>& counters) const;
+  void passGridPoint(std::vector<int64_t>& counters, int64_t t) const;
+  // The next `n` grid points (n >= 1) as the block to run.
+  void planBlock(int n);
+  // Pass 1 of the block (computed streams) and pass 2 (sources read); false
+  // when a source ran out (--until-eof), the block then ends at that slot.
+  bool readSources();
+  void runStreams(bool serial);
+  void runStream(Stream& s);
+};
+
+
+// The least common multiple of two tick units; throws when it is too fine.
+int64_t lcm64(int64_t a, int64_t b);
+// Records the data file holds (a VOLATILE stream: every record, it has no file).
+inline uint64_t durable(const Stream& s) { return s.store ? s.store->durable() : uint64_t(s.hist.count); }
+
+}  // namespace engine

@@ -1,0 +1,144 @@
+// JIT compiles of field programs and rule conditions, and switching streams
+// to native code at block boundaries.
+#include <cstdio>
+
+#include "engine/engine_impl.hpp"
+#if RDB_WITH_JIT
+#include "jit/jit.hpp"
+#endif
+
+namespace engine {
+
+// Compiles every stream's field program with the JIT, once, before the run
+// (and each ad hoc unit in the background). A program the JIT cannot take
+// stays on the VM (said with -v).
+void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::string& unit, bool background) {
+#if RDB_WITH_JIT
+  std::string err;
+  if (!jitw) {
+    auto j = jit::Jit::create(err);
+    if (!j) {
+      fprintf(stderr, "warning: JIT unavailable (%s); running on the VM\n", err.c_str());
+      return;
+    }
+    jitw = std::make_shared<JitWorker>(std::move(j));
+  }
+  static const ir::Layout condLayout = [] {
+    ir::Field f;
+    f.type = ir::Type::INTEGER;
+    return ir::Layout::of({f});
+  }();
+  JitWorker::Job job;
+  job.unit = unit;
+  for (auto* s : which) {
+    // A window that copies (or is folded by its reducer) runs no program.
+    if (s->identity || s->fusedInto) continue;
+    // The step reads its operands in place, or the scratch input records it gathers.
+    JitWorker::Item it;
+    it.serial = s->serial;
+    it.prog = s->program.bytecode;
+    it.in = s->in;
+    it.out = s->out;
+    it.block = true;
+    if (s->operandPointers) it.operands = s->slotBase;
+    job.items.push_back(std::move(it));
+  }
+  for (auto* s : which)
+    if (s->rules) {
+      int k = 0;
+      for (auto& r : s->rules->rules()) {
+        JitWorker::Item it;
+        it.serial = s->serial;
+        it.rule = k++;
+        it.prog = r.condition.bytecode;
+        it.in = s->out;
+        it.out = condLayout;
+        it.block = true;  // one record at a time, read whole
+        job.items.push_back(std::move(it));
+      }
+    }
+  if (background) {
+    jitw->submit(std::move(job));
+    return;
+  }
+  // The plan starts on quick code; the optimised code of the same programs
+  // comes from the worker and switches in at a block boundary (same bytes).
+  if (opt.jitTier == 0) tierUp = std::make_unique<JitWorker::Job>(job);
+  job.tier = opt.jitTier == 2 ? jit::Tier::Optimised : jit::Tier::Quick;
+  JitWorker::compileJob(jitw->jit(), job);
+  std::vector<JitWorker::Job> jobs;
+  jobs.push_back(std::move(job));
+  adopt(jobs);
+#else
+  (void)which;
+  (void)unit;
+  (void)background;
+#endif
+}
+
+#if RDB_WITH_JIT
+// Switches streams to the code of finished units, between slots (no stream
+// is running then). Code whose streams are all gone is released.
+void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
+  std::map<uint64_t, Stream*> bySerial;
+  for (auto& s : streams)
+    if (!s->removed) bySerial[s->serial] = s.get();
+  for (auto& job : jobs) {
+    int native = 0, programs = 0;
+    bool used = false;
+    for (auto& it : job.items) {
+      auto f = bySerial.find(it.serial);
+      if (f == bySerial.end()) continue;
+      Stream& s = *f->second;
+      used = true;
+      if (it.rule < 0) {
+        ++programs;
+        s.program.native = it.blockFn;
+        if (it.blockFn) ++native;
+        else if (opt.verbose && !(job.unit == "plan" && job.tier == jit::Tier::Optimised))  // said once
+          fprintf(stdout, "stream %s runs on the VM: %s\n", s.q->id.c_str(), it.why.c_str());
+      } else if (s.rules && size_t(it.rule) < s.rules->rules().size()) {
+        s.rules->rules()[size_t(it.rule)].condition.native = it.blockFn;
+      }
+    }
+    if (opt.verbose && programs) {
+      if (job.unit == "plan" && job.tier == jit::Tier::Optimised)
+        fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread\n", native,
+                programs, job.ms);
+      else
+        fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms\n", native, programs, job.ms);
+      fflush(stdout);  // a live engine's log is read while it runs
+    }
+    if (!used && job.unit != "plan" && unitsGone.insert(job.unit).second) {
+      JitWorker::Job rm;
+      rm.unit = job.unit;
+      rm.remove = true;
+      jitw->submit(std::move(rm));
+    }
+  }
+}
+
+void Engine::Impl::adoptCompiled() {
+  if (!jitw || !jitw->pending()) return;
+  auto jobs = jitw->takeDone();
+  if (!jobs.empty()) adopt(jobs);
+}
+
+// A JIT unit whose streams are all gone releases its code (on the worker, after
+// any compile of it still queued there).
+void Engine::Impl::releaseUnusedUnits() {
+  if (!jitw) return;
+  std::map<std::string, bool> used;
+  for (auto& s : streams)
+    if (s->adhoc && !s->unit.empty()) used[s->unit] = used[s->unit] || !s->removed;
+  for (auto& [unit, u] : used)
+    if (!u && unitsGone.insert(unit).second) {
+      JitWorker::Job rm;
+      rm.unit = unit;
+      rm.remove = true;
+      jitw->submit(std::move(rm));
+    }
+}
+#endif
+
+}  // namespace engine
