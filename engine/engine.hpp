@@ -108,8 +108,9 @@ class Engine {
   // that no static destructor runs under that thread.
   bool backgroundAbandoned() const;
 
+  struct Impl;  // the engine's state (engine/engine_impl.hpp)
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -92,64 +92,72 @@ bool Engine::Impl::readSources() {
   return !(exhausted && opt.untilEof);
 }
 
-int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
-  Impl& m = *impl_;
-  const auto anchor = std::chrono::steady_clock::now();
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One call of Engine::run: the clock's anchor, the slots run, what clients hear.
+struct Run {
+  Engine::Impl& m;
+  const std::atomic<bool>& stop;
+  const SlotHooks& hooks;
+  const Clock::time_point anchor = Clock::now();
   int64_t slots = 0, nextIdle = 0;
   std::vector<const std::string*> wrote;
   LatencyHistogram lateness;  // clocked runs: deadline to the slot's last record
-  auto listening = [&] { return hooks.afterSlot && (!hooks.listening || hooks.listening()); };
-  auto deadlineOf = [&](int64_t t) {
+
+  bool stopped() const { return stop.load(std::memory_order_relaxed); }
+  bool listening() const { return hooks.afterSlot && (!hooks.listening || hooks.listening()); }
+  Clock::time_point deadlineOf(int64_t t) const {
     return anchor + std::chrono::nanoseconds(int64_t(__int128(t) * 1000000000 / m.ticksPerSecond));
-  };
-  // Clocked: wake at the deadline, not up to the default 50 us timer slack later.
-  if (!m.opt.noClock) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-  if (listening()) {  // the zero step: every source has its record 0
-    for (auto* s : m.declared) wrote.push_back(&s->q->id);
-    hooks.afterSlot(wrote);
   }
-  while (!stop.load(std::memory_order_relaxed)) {
-    if (m.opt.limit > 0 && slots >= m.opt.limit - 1) break;
+
+  // Native code: the optimised tier is asked for once the run has lasted a
+  // moment; code that became ready switches in at this block boundary.
+  void switchCode() {
 #if RDB_WITH_JIT
-    if (m.tierUp && (!m.graph || m.schedTrial >= kTrialBlocks) &&
-        std::chrono::steady_clock::now() - anchor >= kTierUpAfter) {
+    if (m.tierUp && (!m.graph || m.schedTrial >= kTrialBlocks) && Clock::now() - anchor >= kTierUpAfter) {
       m.jitw->submit(std::move(*m.tierUp));
       m.tierUp.reset();
     }
-    m.adoptCompiled();  // code that became ready switches in at this boundary
+    m.adoptCompiled();
 #endif
-    // Slots per block: one while a client wants every slot's records;
-    // clocked, one slot, or every slot already due when behind schedule.
+  }
+
+  // Slots in the next block: one while a client wants every slot's records
+  // or a DEVICE is read as its records come; clocked, one slot, or every slot
+  // already due when behind schedule. 0: stopped while waiting.
+  int blockSize() {
     int n = m.blockSlots;
     if (m.opt.limit > 0) n = int(std::min<int64_t>(n, m.opt.limit - 1 - slots));
-    if (listening() || m.liveSource) n = 1;  // a DEVICE is read as its records come
-    std::chrono::steady_clock::time_point deadline{};
-    if (!m.opt.noClock) {
-      // The next grid point; the block grows with the slots whose deadline has passed.
-      m.now = m.gridPoint(m.counters);  // an import while waiting joins after this slot
-      deadline = deadlineOf(m.now);
-      if (hooks.waitUntil) hooks.waitUntil(deadline);
-      else std::this_thread::sleep_until(deadline);
-      if (stop.load(std::memory_order_relaxed)) break;
-      if (n > 1) {
-        const auto late = std::chrono::steady_clock::now();
-        int due = 0;
-        m.gridProbe.assign(m.counters.begin(), m.counters.end());
-        for (; due < n; ++due) {  // how many grid points are due by now
-          const int64_t t = m.gridPoint(m.gridProbe);
-          if (deadlineOf(t) > late) break;
-          m.passGridPoint(m.gridProbe, t);
-        }
-        n = std::max(due, 1);
+    if (listening() || m.liveSource) n = 1;
+    if (m.opt.noClock) {
+      if (hooks.idle && slots >= nextIdle) {
+        hooks.idle();  // an import here joins at the next grid point, the block's first
+        nextIdle = slots + 4096;
       }
-    } else if (hooks.idle && slots >= nextIdle) {
-      hooks.idle();  // an import here joins at the next grid point, the block's first
-      nextIdle = slots + 4096;
+      return n;
     }
-    m.planBlock(n);
-    // Sources first (pass 2 of each slot), then every computed stream over the
-    // whole block, producers before consumers.
-    const bool more = m.readSources();
+    m.now = m.gridPoint(m.counters);  // an import while waiting joins after this slot
+    const auto deadline = deadlineOf(m.now);
+    if (hooks.waitUntil) hooks.waitUntil(deadline);
+    else std::this_thread::sleep_until(deadline);
+    if (stopped()) return 0;
+    if (n == 1) return 1;
+    const auto late = Clock::now();
+    int due = 0;
+    m.gridProbe.assign(m.counters.begin(), m.counters.end());
+    for (; due < n; ++due) {  // how many grid points are due by now
+      const int64_t t = m.gridPoint(m.gridProbe);
+      if (deadlineOf(t) > late) break;
+      m.passGridPoint(m.gridProbe, t);
+    }
+    return std::max(due, 1);
+  }
+
+  // Every computed stream over the whole block, producers before consumers;
+  // while the scheduler trial lasts, alternately serial and on the graph.
+  void runStreams() {
     if (m.retrialAt >= 0 && slots >= m.retrialAt) {
       m.retrialAt = -1;
       m.buildGraph();
@@ -158,15 +166,18 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
       m.graphTimes.clear();
     }
     const bool trial = m.graph && m.schedTrial < kTrialBlocks;
-    const auto p0 = trial ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const auto p0 = trial ? Clock::now() : Clock::time_point{};
     const bool serialTurn = trial && (m.schedTrial % 2 == 1);
     m.runStreams(serialTurn);
     m.slotsRun = slots;
-    if (trial) m.timeTrialBlock(std::chrono::steady_clock::now() - p0, serialTurn);
+    if (trial) m.timeTrialBlock(Clock::now() - p0, serialTurn);
     for (auto* s : m.computed)
       if (!s->error.empty()) throw EngineError("stream " + s->q->id + ": " + s->error);
-    // Data first, then the index entries it covers; clocked runs push both out
-    // every block, offline runs when the store's buffer fills.
+  }
+
+  // Data first, then the index entries it covers; clocked runs push both out
+  // every block, offline runs when the store's buffer fills.
+  void flush() {
     for (auto* s : m.computed) {
       if (!s->wrote) continue;
       try {
@@ -176,8 +187,10 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
         throw EngineError("stream " + s->q->id + ": " + e.what());
       }
     }
-    if (m.commands.running()) m.commands.reap();
-    slots += m.block.slots;
+  }
+
+  // Clients hear which streams wrote; clocked runs record each slot's lateness.
+  void report() {
     if (listening()) {
       wrote.clear();
       for (auto* s : m.computed)
@@ -187,18 +200,46 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
       hooks.afterSlot(wrote);
     }
     if (!m.opt.noClock) {
-      const auto done = std::chrono::steady_clock::now();
+      const auto done = Clock::now();
       for (int j = 0; j < m.block.slots; ++j)
         lateness.add(std::chrono::duration_cast<std::chrono::nanoseconds>(done - deadlineOf(m.block.t[size_t(j)])).count());
     }
-    if (!more) break;
-    if (m.opt.stopOnKey) {
-      pollfd p{0, POLLIN, 0};
-      if (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) break;
-    }
   }
-  if (m.opt.verbose) lateness.print(stdout);
-  return slots;
+
+  bool keyPressed() const {
+    if (!m.opt.stopOnKey) return false;
+    pollfd p{0, POLLIN, 0};
+    return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+  }
+};
+
+}  // namespace
+
+int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
+  Impl& m = *impl_;
+  Run r{m, stop, hooks};
+  // Clocked: wake at the deadline, not up to the default 50 us timer slack later.
+  if (!m.opt.noClock) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  if (r.listening()) {  // the zero step: every source has its record 0
+    for (auto* s : m.declared) r.wrote.push_back(&s->q->id);
+    hooks.afterSlot(r.wrote);
+  }
+  while (!r.stopped()) {
+    if (m.opt.limit > 0 && r.slots >= m.opt.limit - 1) break;
+    r.switchCode();
+    const int n = r.blockSize();
+    if (n == 0) break;
+    m.planBlock(n);
+    const bool more = m.readSources();  // pass 2 of each slot of the block, first
+    r.runStreams();
+    r.flush();
+    if (m.commands.running()) m.commands.reap();
+    r.slots += m.block.slots;
+    r.report();
+    if (!more || r.keyPressed()) break;
+  }
+  if (m.opt.verbose) r.lateness.print(stdout);
+  return r.slots;
 }
 
 }  // namespace engine

@@ -60,92 +60,112 @@ static std::string tokenLabel(const Token& t) {
   return (t.op == Op::PUSH_ID || t.op == Op::PUSH_VAL) ? t.print() : opName(t.op);
 }
 
+// A stream's node: name, interval, kind and (with o.fields) its fields.
+static std::string dotNode(const Query& q, const DotOptions& o) {
+  const bool decl = q.isDeclaration();
+  std::string style;
+  if (decl) {
+    if (q.sourceKind == SourceKind::TEXTSOURCE) style = "style=filled,fillcolor=\"#FFF2CC\",color=Black,";
+    else style = "style=filled,fillcolor=Skyblue,color=Black,";
+  } else if (q.isGenerated()) {
+    style = "style=filled,fillcolor=Sienna,color=Black,";
+  } else {
+    style = "style=\"filled\",fillcolor=Gray,color=Black,";
+  }
+  std::string out = " " + q.id + "\t[shape=record," + style + "label=\"" + q.id + "\\ninterval=" + q.interval.str();
+  if (decl) out += "\\nDeclaration";
+  if (q.isGenerated()) out += ", Auto";
+  if (o.fields) {
+    out += "|{";
+    for (size_t i = 0; i < q.schema.size(); ++i) {
+      if (i) out += "|";
+      if (o.tags) out += "<tag" + std::to_string(i) + ">";
+      out += braceSafe(q.schema[i].name) + "(" + typeName(q.schema[i].type) + ")";
+    }
+    out += "}";
+  }
+  return out + "\"]\n";
+}
+
+// A computed stream's FROM program as a box.
+static std::string dotProgram(const Query& q) {
+  std::string color = q.isReductionRequired() ? "fillcolor=Green,color=Black,"
+                      : q.isGenerated()       ? "fillcolor=Yellow,color=Black,"
+                                              : "fillcolor=Orange,color=Black,";
+  std::string out = " prg_" + q.id + "\t[shape=box,style=filled," + color + "label=\"";
+  for (auto& t : q.program) {
+    out += opName(t.op);
+    out += " ";
+    if (t.op != Op::STREAM_HASH && t.op != Op::STREAM_ADD && t.op != Op::STREAM_DEHASH_DIV &&
+        t.op != Op::STREAM_DEHASH_MOD)
+      out += textForm(t.v);
+    out += "\\n";
+  }
+  return out + "\"]\n";
+}
+
+// One RULE: its action and (unless hidden) its condition's tokens.
+static std::string dotRule(const Rule& r, const DotOptions& o) {
+  std::string action;
+  if (r.action == RuleAction::DUMP) {
+    action = "DO DUMP " + std::to_string(r.dumpFrom) + " TO " + std::to_string(r.dumpTo);
+    if (r.dumpRetention) action += "\\n RETENTION " + std::to_string(r.dumpRetention);
+  } else {
+    std::string cmd = r.command;
+    for (auto& c : cmd)
+      if (c == '"' || c == '\'') c = '=';
+    action = "DO SYSTEM \\n'" + cmd + "'";
+  }
+  std::string out = " rule_" + r.name + "\t[shape=record,style=filled,fillcolor=cyan,color=Black,label=\"{" + r.name +
+                    "|" + action + "}";
+  if (!o.hideRuleProg) {
+    out += "|{";
+    for (size_t i = 0; i < r.condition.size(); ++i) {
+      if (i) out += "|";
+      out += tokenLabel(r.condition[i]);
+    }
+    out += "}";
+  }
+  return out + "\"]\n";
+}
+
+// Each field's program as a node beside the stream (o.tags), with its edge.
+static std::string dotTags(const Query& q, std::set<std::string>& edges) {
+  std::string out;
+  for (size_t i = 0; i < q.schema.size(); ++i) {
+    out += " " + q.id + "_tag" + std::to_string(i) + "\t[shape=record,label=\"" + q.schema[i].name + "|{";
+    for (size_t k = 0; k < q.schema[i].program.size(); ++k) {
+      if (k) out += "|";
+      out += tokenLabel(q.schema[i].program[k]);
+    }
+    out += "}\"]\n";
+    edges.insert(q.id + ":tag" + std::to_string(i) + " -> " + q.id + "_tag" + std::to_string(i) + " [style=dotted]");
+  }
+  return out;
+}
+
 std::string dumpDot(const Plan& p, const DotOptions& o) {
   std::string out = "digraph structs {\n node\t[shape=record];\n";
   if (o.transparent) out += " bgcolor=\"transparent\";\n";
   std::set<std::string> setA, setB;
   for (auto& q : p.queries) {
     if (q.isDirective()) continue;
-    const bool decl = q.isDeclaration();
-    std::string style;
-    if (decl) {
-      if (q.sourceKind == SourceKind::TEXTSOURCE) style = "style=filled,fillcolor=\"#FFF2CC\",color=Black,";
-      else style = "style=filled,fillcolor=Skyblue,color=Black,";
-    } else if (q.isGenerated()) {
-      style = "style=filled,fillcolor=Sienna,color=Black,";
-    } else {
-      style = "style=\"filled\",fillcolor=Gray,color=Black,";
-    }
-    out += " " + q.id + "\t[shape=record," + style + "label=\"" + q.id + "\\ninterval=" + q.interval.str();
-    if (decl) out += "\\nDeclaration";
-    if (q.isGenerated()) out += ", Auto";
-    if (o.fields) {
-      out += "|{";
-      for (size_t i = 0; i < q.schema.size(); ++i) {
-        if (i) out += "|";
-        if (o.tags) out += "<tag" + std::to_string(i) + ">";
-        out += braceSafe(q.schema[i].name) + "(" + typeName(q.schema[i].type) + ")";
-      }
-      out += "}";
-    }
-    out += "\"]\n";
-    if (!decl && o.streamProgs) {
-      std::string color = q.isReductionRequired() ? "fillcolor=Green,color=Black,"
-                          : q.isGenerated()       ? "fillcolor=Yellow,color=Black,"
-                                                  : "fillcolor=Orange,color=Black,";
-      out += " prg_" + q.id + "\t[shape=box,style=filled," + color + "label=\"";
-      for (auto& t : q.program) {
-        out += opName(t.op);
-        out += " ";
-        if (t.op != Op::STREAM_HASH && t.op != Op::STREAM_ADD && t.op != Op::STREAM_DEHASH_DIV &&
-            t.op != Op::STREAM_DEHASH_MOD)
-          out += textForm(t.v);
-        out += "\\n";
-      }
-      out += "\"]\n";
+    out += dotNode(q, o);
+    if (q.isDeclaration()) continue;
+    if (o.streamProgs) {
+      out += dotProgram(q);
       setA.insert(q.id + " -> prg_" + q.id);
     }
-    if (!decl && o.rules) {
+    if (o.rules)
       for (auto& r : q.rules) {
-        std::string action;
-        if (r.action == RuleAction::DUMP) {
-          action = "DO DUMP " + std::to_string(r.dumpFrom) + " TO " + std::to_string(r.dumpTo);
-          if (r.dumpRetention) action += "\\n RETENTION " + std::to_string(r.dumpRetention);
-        } else {
-          std::string cmd = r.command;
-          for (auto& c : cmd)
-            if (c == '"' || c == '\'') c = '=';
-          action = "DO SYSTEM \\n'" + cmd + "'";
-        }
-        out += " rule_" + r.name + "\t[shape=record,style=filled,fillcolor=cyan,color=Black,label=\"{" + r.name + "|" +
-               action + "}";
-        if (!o.hideRuleProg) {
-          out += "|{";
-          for (size_t i = 0; i < r.condition.size(); ++i) {
-            if (i) out += "|";
-            out += tokenLabel(r.condition[i]);
-          }
-          out += "}";
-        }
-        out += "\"]\n";
+        out += dotRule(r, o);
         setA.insert(q.id + " -> rule_" + r.name + " [color=\"red\" dir=none]");
       }
-    }
   }
   for (auto& l : setA) out += l + "\n";
   for (auto& q : p.queries) {
     if (q.isDirective() || q.isDeclaration()) continue;
-    if (o.tags) {
-      for (size_t i = 0; i < q.schema.size(); ++i) {
-        out += " " + q.id + "_tag" + std::to_string(i) + "\t[shape=record,label=\"" + q.schema[i].name + "|{";
-        for (size_t k = 0; k < q.schema[i].program.size(); ++k) {
-          if (k) out += "|";
-          out += tokenLabel(q.schema[i].program[k]);
-        }
-        out += "}\"]\n";
-        setB.insert(q.id + ":tag" + std::to_string(i) + " -> " + q.id + "_tag" + std::to_string(i) + " [style=dotted]");
-      }
-    }
+    if (o.tags) out += dotTags(q, setB);
     for (auto& t : q.program)
       if (t.op == Op::PUSH_STREAM)
         setB.insert((o.streamProgs ? "prg_" : "") + q.id + " -> " + std::get<std::string>(t.v));

@@ -104,13 +104,27 @@ size_t hashKey(const Query& q) {
 // the substrates whose answer can have changed are asked again (the streams
 // whose program or fields now name the survivor, and the substrates sharing
 // a bucket with those). Merged substrates are dropped at the end.
-bool deduplicateSubstrates(Plan& p) {
-  const size_t n = p.queries.size();
-  std::vector<char> dead(n, 0);
+namespace {
+
+struct Dedup {
+  Plan& p;
+  const size_t n;
+  std::vector<char> dead;
   std::unordered_map<size_t, std::set<size_t>> buckets;  // key hash -> positions
-  std::vector<size_t> keyOf(n);
+  std::vector<size_t> keyOf;
   std::unordered_map<std::string, std::set<size_t>> refsTo;  // name -> positions naming it
-  auto noteRefs = [&](size_t i) {
+  std::set<size_t> dirty;                                     // substrates to ask (again)
+
+  explicit Dedup(Plan& plan) : p(plan), n(plan.queries.size()), dead(n, 0), keyOf(n) {
+    for (size_t i = 0; i < n; ++i) {
+      keyOf[i] = hashKey(p.queries[i]);
+      buckets[keyOf[i]].insert(i);
+      noteRefs(i);
+    }
+    for (size_t i = 0; i < n; ++i)
+      if (p.queries[i].isSubstrat) dirty.insert(i);
+  }
+  void noteRefs(size_t i) {
     const Query& q = p.queries[i];
     std::string buf;
     for (auto& t : q.program)
@@ -121,37 +135,26 @@ bool deduplicateSubstrates(Plan& p) {
     };
     for (auto& f : q.schema) prog(f.program);
     for (auto& r : q.rules) prog(r.condition);
-  };
-  for (size_t i = 0; i < n; ++i) {
-    keyOf[i] = hashKey(p.queries[i]);
-    buckets[keyOf[i]].insert(i);
-    noteRefs(i);
   }
-  std::set<size_t> dirty;  // substrates to ask (again)
-  auto markBucket = [&](size_t key) {
+  void markBucket(size_t key) {
     for (size_t j : buckets[key])
       if (p.queries[j].isSubstrat) dirty.insert(j);
-  };
-  for (size_t i = 0; i < n; ++i)
-    if (p.queries[i].isSubstrat) dirty.insert(i);
-  bool any = false;
-  while (!dirty.empty()) {
-    const size_t a = *dirty.begin();
-    dirty.erase(dirty.begin());
-    if (dead[a]) continue;
+  }
+  // The first stream substrate a may merge into; n when none.
+  size_t partnerOf(size_t a) {
     const Query& it = p.queries[a];
-    if (!it.isSubstrat || p.frozenIds.count(it.id)) continue;  // a running stream is never removed
-    size_t match = n;
     for (size_t b : buckets[keyOf[a]]) {
       if (b == a || dead[b]) continue;
       const Query& it2 = p.queries[b];
       if (it2.interval != it.interval || it2.program != it.program || !sameFieldShapes(it, it2)) continue;
       if (!it2.isSubstrat && !passesThrough(p, it2)) continue;
-      match = b;
-      break;
+      return b;
     }
-    if (match == n) continue;
-    const std::string from = it.id, to = p.queries[match].id;
+    return n;
+  }
+  // Substrate a goes; every stream naming it names `match` instead.
+  void merge(size_t a, size_t match) {
+    const std::string from = p.queries[a].id, to = p.queries[match].id;
     dead[a] = 1;
     buckets[keyOf[a]].erase(a);
     std::set<size_t> users = std::move(refsTo[from]);
@@ -175,15 +178,26 @@ bool deduplicateSubstrates(Plan& p) {
       if (q.isSubstrat) dirty.insert(c);
       markBucket(keyOf[c]);  // c may now be (or pass through as) the partner of a substrate there
     }
+  }
+};
+
+}  // namespace
+
+bool deduplicateSubstrates(Plan& p) {
+  Dedup d(p);
+  bool any = false;
+  while (!d.dirty.empty()) {
+    const size_t a = *d.dirty.begin();
+    d.dirty.erase(d.dirty.begin());
+    if (d.dead[a]) continue;
+    const Query& it = p.queries[a];
+    if (!it.isSubstrat || p.frozenIds.count(it.id)) continue;  // a running stream is never removed
+    const size_t match = d.partnerOf(a);
+    if (match == d.n) continue;
+    d.merge(a, match);
     any = true;
   }
-  if (any) {
-    std::vector<Query> kept;
-    kept.reserve(n);
-    for (size_t i = 0; i < n; ++i)
-      if (!dead[i]) kept.push_back(std::move(p.queries[i]));
-    p.queries = std::move(kept);
-  }
+  if (any) dropDead(p, d.dead);
   return any;
 }
 

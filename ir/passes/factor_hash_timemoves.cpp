@@ -78,111 +78,138 @@ void retarget(Query& q, const std::string& from, const std::string& to) {
 // date, and a scan resumes after the rewritten stream, or earlier at a `#`
 // that reads it (now a shift itself, that `#` may match; nothing else before
 // it can change).
-bool factorMatchedHashTimeMoves(Plan& p) {
-  std::vector<char> dead(p.queries.size(), 0);
+namespace {
+
+// The live entries of the plan during the scan, with their consumers.
+struct HashFactoring {
+  Plan& p;
+  std::vector<char> dead;
   std::unordered_map<std::string, std::vector<size_t>> at;   // id -> live positions, ascending
   std::unordered_map<std::string, int64_t> consumed;          // name -> consuming tokens (all live entries)
   std::unordered_map<std::string, std::set<size_t>> readers;  // name -> live positions whose FROM reads it
-  auto addRefs = [&](size_t i, int64_t d) {
+
+  explicit HashFactoring(Plan& plan) : p(plan), dead(plan.queries.size(), 0) {
+    for (size_t i = 0; i < p.queries.size(); ++i) {
+      at[p.queries[i].id].push_back(i);
+      track(i, 1);
+    }
+  }
+  // Counts entry i's references (d = 1) or forgets them (d = -1).
+  void track(size_t i, int64_t d) {
     forEachConsumed(p.queries[i], [&](const std::string& n) { consumed[n] += d; });
-  };
-  auto addReaders = [&](size_t i, bool add) {
     for (auto& t : p.queries[i].program)
       if (t.op == Op::PUSH_STREAM) {
         auto& r = readers[std::get<std::string>(t.v)];
-        if (add) r.insert(i);
+        if (d > 0) r.insert(i);
         else r.erase(i);
       }
-  };
-  for (size_t i = 0; i < p.queries.size(); ++i) {
-    at[p.queries[i].id].push_back(i);
-    addRefs(i, 1);
-    addReaders(i, true);
   }
-  auto count = [&](const std::string& id) {
+  size_t count(const std::string& id) const {
     auto it = at.find(id);
     return it == at.end() ? size_t(0) : it->second.size();
-  };
-  auto find = [&](const std::string& id) -> Query* {
+  }
+  Query* find(const std::string& id) {
     auto it = at.find(id);
     return it == at.end() || it->second.empty() ? nullptr : &p.queries[it->second.front()];
-  };
-  bool optimized = false;
-  for (size_t qi = 0; qi < p.queries.size(); ++qi) {
-    if (dead[qi]) continue;
-    Query& q = p.queries[qi];
-    if (p.frozenIds.count(q.id)) continue;  // a running stream is never rewritten
+  }
+
+  // Entry qi is `L # R` with L = A > i and R = B > k of the same time shift:
+  // the hash substrate H = A # B, the shift i + k.
+  bool match(size_t qi, std::string& L, std::string& R, std::string& A, std::string& B, int& shift) {
+    const Query& q = p.queries[qi];
     if (q.program.size() != 3 || q.program[2].op != Op::STREAM_HASH || q.program[0].op != Op::PUSH_STREAM ||
         q.program[1].op != Op::PUSH_STREAM)
-      continue;
-    const std::string L = std::get<std::string>(q.program[0].v), R = std::get<std::string>(q.program[1].v);
-    if (L == R || count(L) != 1 || count(R) != 1) continue;
-    std::string A, B;
+      return false;
+    L = std::get<std::string>(q.program[0].v);
+    R = std::get<std::string>(q.program[1].v);
+    if (L == R || count(L) != 1 || count(R) != 1) return false;
     int i = 0, k = 0;
-    if (!shiftOf(*find(L), A, i) || !shiftOf(*find(R), B, k)) continue;
+    if (!shiftOf(*find(L), A, i) || !shiftOf(*find(R), B, k)) return false;
     const Query* qa = find(A);
     const Query* qb = find(B);
     if (!qa) p.get(A);  // the reference's lookup error
     if (!qb) p.get(B);
     Rational dA = qa->interval, dB = qb->interval;
-    if (dA.num <= 0 || dB.num <= 0 || !(dA * Rational(i) == dB * Rational(k))) continue;
-    if (int64_t(i) + k > INT32_MAX) continue;
+    if (dA.num <= 0 || dB.num <= 0 || !(dA * Rational(i) == dB * Rational(k))) return false;
+    if (int64_t(i) + k > INT32_MAX) return false;
+    shift = i + k;
+    return true;
+  }
+
+  // The substrate H (made from L's entry unless an equal one exists); false
+  // when a stream of that name exists but is not that substrate.
+  bool haveHash(const std::string& H, const Program& hashProg, const std::string& L, const Rational& interval) {
+    if (const Query* h = find(H))
+      return count(H) == 1 && h->isSubstrat && h->program == hashProg && h->interval == interval &&
+             sameFieldShapes(*h, *find(L));
+    Query nq = *find(L);
+    nq.id = H;
+    nq.interval = interval;
+    nq.isSubstrat = true;
+    nq.program = hashProg;
+    nq.rules.clear();
+    retarget(nq, L, H);
+    p.queries.push_back(std::move(nq));  // moves the entries
+    dead.push_back(0);
+    const size_t hi = p.queries.size() - 1;
+    at[H].push_back(hi);
+    track(hi, 1);
+    return true;
+  }
+
+  // L and R, substrates nobody reads any more, go.
+  void dropUnread(const std::string& name) {
+    if (consumed[name] != 0) return;
+    auto it = at.find(name);
+    if (it == at.end() || it->second.empty()) return;
+    const size_t g = it->second.front();
+    if (!p.queries[g].isSubstrat) return;
+    dead[g] = 1;
+    it->second.erase(it->second.begin());
+    track(g, -1);
+  }
+
+  // Rewrites entry qi as H > shift; returns where the scan resumes: after it,
+  // or at the first `#` reading it, now that it may be a shift.
+  size_t rewrite(size_t qi) {
+    std::string L, R, A, B;
+    int shift = 0;
+    if (!match(qi, L, R, A, B, shift)) return qi + 1;
     Program hashProg{Token(Op::PUSH_STREAM, A), Token(Op::PUSH_STREAM, B), Token(Op::STREAM_HASH)};
     const std::string H = substrateName(hashProg);
-    if (const Query* h = find(H)) {
-      if (count(H) != 1 || !h->isSubstrat || h->program != hashProg || h->interval != q.interval ||
-          !sameFieldShapes(*h, *find(L)))
-        continue;
-    } else {
-      Query nq = *find(L);
-      nq.id = H;
-      nq.interval = q.interval;
-      nq.isSubstrat = true;
-      nq.program = hashProg;
-      nq.rules.clear();
-      retarget(nq, L, H);
-      p.queries.push_back(std::move(nq));  // moves q
-      dead.push_back(0);
-      const size_t hi = p.queries.size() - 1;
-      at[H].push_back(hi);
-      addRefs(hi, 1);
-      addReaders(hi, true);
-    }
+    if (!haveHash(H, hashProg, L, p.queries[qi].interval)) return qi + 1;
     Query& target = p.queries[qi];
-    addRefs(qi, -1);
-    addReaders(qi, false);
-    int shift = i + k;
+    track(qi, -1);
     target.program = shift == 0 ? Program{Token(Op::PUSH_STREAM, H)}
                                 : Program{Token(Op::PUSH_STREAM, H), Token(Op::STREAM_TIMEMOVE, int32_t(shift))};
     retarget(target, L, H);
     retarget(target, R, H);
-    addRefs(qi, 1);
-    addReaders(qi, true);
-    for (const std::string& gone : {L, R}) {
-      if (consumed[gone] != 0) continue;
-      auto it = at.find(gone);
-      if (it == at.end() || it->second.empty()) continue;
-      const size_t g = it->second.front();
-      if (!p.queries[g].isSubstrat) continue;
-      dead[g] = 1;
-      it->second.erase(it->second.begin());
-      addRefs(g, -1);
-      addReaders(g, false);
-    }
+    track(qi, 1);
+    dropUnread(L);
+    dropUnread(R);
     optimized = true;
-    // Resume after this stream, or at the first `#` reading it, now that it may be a shift.
     size_t resume = qi + 1;
     if (target.isSubstrat)
       for (size_t r : readers[target.id])
         if (!dead[r] && r < resume) resume = r;
-    qi = resume - 1;  // ++qi
+    return resume;
   }
-  if (!optimized) return false;
-  std::vector<Query> kept;
-  kept.reserve(p.queries.size());
-  for (size_t i = 0; i < p.queries.size(); ++i)
-    if (!dead[i]) kept.push_back(std::move(p.queries[i]));
-  p.queries = std::move(kept);
+  bool optimized = false;
+};
+
+}  // namespace
+
+bool factorMatchedHashTimeMoves(Plan& p) {
+  HashFactoring f(p);
+  for (size_t qi = 0; qi < p.queries.size();) {
+    if (f.dead[qi] || p.frozenIds.count(p.queries[qi].id)) {  // a running stream is never rewritten
+      ++qi;
+      continue;
+    }
+    qi = f.rewrite(qi);
+  }
+  if (!f.optimized) return false;
+  dropDead(p, f.dead);
   topoSort(p);
   return true;
 }

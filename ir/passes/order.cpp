@@ -100,4 +100,12 @@ void topoSort(Plan& p) {
   p.queries = std::move(sorted);
 }
 
+void dropDead(Plan& p, const std::vector<char>& dead) {
+  std::vector<Query> kept;
+  kept.reserve(p.queries.size());
+  for (size_t i = 0; i < p.queries.size(); ++i)
+    if (!dead[i]) kept.push_back(std::move(p.queries[i]));
+  p.queries = std::move(kept);
+}
+
 }  // namespace ir::passes

@@ -14,7 +14,8 @@ namespace ir::passes {
 
 // order.cpp — the two plan orderings.
 void intervalSort(Plan& p);  // libstdc++ std::sort by interval (not stable; reproduces the reference order)
-void topoSort(Plan& p);      // depth-first post-order over FROM operands; collapses duplicate ids
+void topoSort(Plan& p);
+void dropDead(Plan& p, const std::vector<char>& dead);  // keeps the entries not marked, in order      // depth-first post-order over FROM operands; collapses duplicate ids
 
 // extract_substrates.cpp
 void snapshotNamedSourceRefs(Plan& p);

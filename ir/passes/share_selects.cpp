@@ -117,10 +117,54 @@ struct Fingerprinter {
 
 }  // namespace
 
+// Removes every substrate no FROM program reads, until none is left: the
+// reference removes them one at a time, which ends with the same plan.
+static void removeUnreadSubstrates(Plan& p) {
+  const size_t n = p.queries.size();
+  std::unordered_map<std::string, int64_t> readers;  // id -> PUSH_STREAM tokens naming it
+  for (auto& q : p.queries)
+    for (auto& t : q.program)
+      if (t.op == Op::PUSH_STREAM) ++readers[std::get<std::string>(t.v)];
+  std::unordered_map<std::string, std::vector<size_t>> byId;
+  for (size_t i = 0; i < n; ++i) byId[p.queries[i].id].push_back(i);
+  std::vector<char> gone(n, 0);
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < n; ++i)
+    if (p.queries[i].isSubstrat && readers[p.queries[i].id] == 0) todo.push_back(i);
+  while (!todo.empty()) {
+    size_t i = todo.back();
+    todo.pop_back();
+    if (gone[i]) continue;
+    gone[i] = 1;
+    for (auto& t : p.queries[i].program)
+      if (t.op == Op::PUSH_STREAM && --readers[std::get<std::string>(t.v)] == 0)
+        for (size_t j : byId[std::get<std::string>(t.v)])
+          if (p.queries[j].isSubstrat && !gone[j]) todo.push_back(j);
+  }
+  dropDead(p, gone);
+}
+
+// The substrate that computes a group's fields once, from its first member.
+static Query sharedStream(const Query& rep, const std::string& name, const std::string& profile) {
+  Query shared = rep;
+  shared.id = name;
+  shared.filename.clear();
+  shared.isDisposable = shared.isOneShot = shared.isHold = false;
+  shared.isVolatile = false;
+  shared.isSubstrat = true;
+  shared.rules.clear();
+  shared.retentionSegments = shared.retentionCapacity = 0;
+  shared.policyProfile = profile;
+  shared.policyCapacity = 1;
+  shared.storageProfile = "DEFAULT";
+  shared.userRefs.clear();
+  return shared;
+}
+
 bool shareEquivalentSelectComputations(Plan& p) {
   std::map<std::string, std::vector<std::string>> groups;
   {
-    Fingerprinter fpr{p, {}};
+    Fingerprinter fpr{p, {}, {}};
     for (auto& q : p.queries)
       if (auto fp = fpr.query(q)) groups[*fp].push_back(q.id);
   }
@@ -144,18 +188,7 @@ bool shareEquivalentSelectComputations(Plan& p) {
     const std::string& rep = ids.front();
     std::string name = "STREAM_SELECT_" + rep;
     for (int n = 2; first.count(name); ++n) name = "STREAM_SELECT_" + rep + "_" + std::to_string(n);
-    Query shared = get(rep);
-    shared.id = name;
-    shared.filename.clear();
-    shared.isDisposable = shared.isOneShot = shared.isHold = false;
-    shared.isVolatile = false;
-    shared.isSubstrat = true;
-    shared.rules.clear();
-    shared.retentionSegments = shared.retentionCapacity = 0;
-    shared.policyProfile = profile;
-    shared.policyCapacity = 1;
-    shared.storageProfile = "DEFAULT";
-    shared.userRefs.clear();
+    Query shared = sharedStream(get(rep), name, profile);
     for (auto& id : ids) {
       Query& m = get(id);
       for (size_t j = 0; j < m.schema.size(); ++j) m.schema[j].program = {Token(Op::PUSH_ID, IdxPair(name, int(j)))};
@@ -166,36 +199,7 @@ bool shareEquivalentSelectComputations(Plan& p) {
     changed = true;
   }
   if (!changed) return false;
-  // Remove every substrate no FROM program reads, until none is left: the
-  // reference removes them one at a time, which ends with the same plan.
-  {
-    const size_t n = p.queries.size();
-    std::unordered_map<std::string, int64_t> readers;  // id -> PUSH_STREAM tokens naming it
-    for (auto& q : p.queries)
-      for (auto& t : q.program)
-        if (t.op == Op::PUSH_STREAM) ++readers[std::get<std::string>(t.v)];
-    std::unordered_map<std::string, std::vector<size_t>> byId;
-    for (size_t i = 0; i < n; ++i) byId[p.queries[i].id].push_back(i);
-    std::vector<char> gone(n, 0);
-    std::vector<size_t> todo;
-    for (size_t i = 0; i < n; ++i)
-      if (p.queries[i].isSubstrat && readers[p.queries[i].id] == 0) todo.push_back(i);
-    while (!todo.empty()) {
-      size_t i = todo.back();
-      todo.pop_back();
-      if (gone[i]) continue;
-      gone[i] = 1;
-      for (auto& t : p.queries[i].program)
-        if (t.op == Op::PUSH_STREAM && --readers[std::get<std::string>(t.v)] == 0)
-          for (size_t j : byId[std::get<std::string>(t.v)])
-            if (p.queries[j].isSubstrat && !gone[j]) todo.push_back(j);
-    }
-    std::vector<Query> kept;
-    kept.reserve(n);
-    for (size_t i = 0; i < n; ++i)
-      if (!gone[i]) kept.push_back(std::move(p.queries[i]));
-    p.queries = std::move(kept);
-  }
+  removeUnreadSubstrates(p);
   topoSort(p);
   return true;
 }

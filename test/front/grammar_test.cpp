@@ -320,3 +320,18 @@ TEST_CASE("FROM grammar: a shift or difference applies to a term, not to a sum",
   CHECK(syntaxError("SELECT * STREAM t FROM a>1>2\n"));
   CHECK(syntaxError("SELECT * STREAM t FROM a@(-1,2)\n"));
 }
+
+TEST_CASE("an ad hoc statement's kind comes from its first word", "[grammar][adhoc]") {
+  using rql::StatementKind;
+  CHECK(rql::statementKind("SELECT * STREAM t FROM s") == StatementKind::SELECT);
+  CHECK(rql::statementKind("  select * stream t from s") == StatementKind::SELECT);
+  CHECK(rql::statementKind("# a comment\nSELECT * STREAM t FROM s") == StatementKind::SELECT);
+  CHECK(rql::statementKind("DECLARE a INTEGER STREAM s, 1 FILE 'x'") == StatementKind::DECLARE);
+  CHECK(rql::statementKind("RULE r ON s WHEN s[0] > 1 DO DUMP 1 TO 2") == StatementKind::RULE);
+  CHECK(rql::statementKind("STORAGE 'out'") == StatementKind::DIRECTIVE);
+  CHECK(rql::statementKind("SUBSTRAT 'x'") == StatementKind::DIRECTIVE);
+  CHECK(rql::statementKind("ROTATION 'n'") == StatementKind::DIRECTIVE);
+  CHECK(rql::statementKind("SELECTED * FROM s") == StatementKind::OTHER);
+  CHECK(rql::statementKind("") == StatementKind::OTHER);
+  CHECK(rql::statementKind("$ what") == StatementKind::OTHER);
+}
