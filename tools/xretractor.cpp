@@ -20,10 +20,11 @@
 
 #include "build_config.h"
 #include "engine/engine.hpp"
-#include "tools/adhoc.hpp"
 #include "ipc/ipc.hpp"
 #include "storage/lock.hpp"
 #include "tools/config.hpp"
+#include "tools/instance.hpp"
+#include "tools/serve.hpp"
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
 #include "ir/dump.hpp"
@@ -45,7 +46,8 @@ void printBuildInfo() {
 }
 
 // Error channels and their exit codes (docs/compatibility.md).
-constexpr int kExitSyntax = 1, kExitFatal = 1, kExitCheck = 71, kExitRef = 4, kExitArgs = 22;
+constexpr int kExitSyntax = 1, kExitFatal = 1, kExitCheck = 71, kExitRef = 4, kExitConfig = 4, kExitArgs = 22,
+              kExitIpc = 10, kExitInstance = 37;
 
 void report(const std::string& file, const ir::SrcLoc& loc, const std::string& msg) {
   if (loc.line > 0)
@@ -59,7 +61,7 @@ int compileFile(const std::string& argv0, const std::string& file, const ir::Opt
   struct stat st {};
   if (stat(file.c_str(), &st) != 0) {
     fmt::print("{}: fatal error: file {} does not exist.\n", argv0, file);
-    return 1;
+    return kExitFatal;
   }
   // Only a regular file of sane size: /dev/zero or a FIFO would be read without end.
   constexpr off_t kMaxQueryFile = 16 << 20;
@@ -171,7 +173,7 @@ int compileMode(int argc, char** argv) {
   const std::string argv0 = argv[0];
   if (queryFile.empty()) {
     fmt::print("{}: fatal error: no input file\n", argv0);
-    return 1;
+    return kExitFatal;
   }
   ir::Plan plan;
   if (int rc = compileFile(argv0, queryFile, opt, plan)) return rc;
@@ -190,331 +192,153 @@ int compileMode(int argc, char** argv) {
 
 void onSignal(int) { gStop.store(true); }
 
-// The instance lock: ${TMPDIR:-/tmp}/<program>_service.lock holding "PID: <pid>".
-struct InstanceLock {
-  std::string path;
-  int fd = -1;
-  // Takes the lock (a second instance stops here); the contents come later,
-  // once clients can connect, so "PID: <pid>" in the file means "serving".
-  bool acquire(const std::string& dir, const std::string& prog) {
-    path = ((dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir)) /
-            (prog + "_service.lock")).string();
-    // Never through a symbolic link (nor a FIFO, a device or a file of another user):
-    // the lock is truncated and written, and it lives in a shared directory.
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-    if (fd < 0 && errno == ELOOP) {
-      fmt::print(stderr, "{}: lock file {} is a symbolic link; refusing to use it\n", prog, path);
-      return false;
-    }
-    struct stat sb {};
-    if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_nlink != 1 || sb.st_uid != geteuid())) {
-      fmt::print(stderr, "{}: lock file {} is not a regular file of this user with one link; refusing to use it\n",
-                 prog, path);
-      ::close(fd);
-      fd = -1;
-      return false;
-    }
-    if (fd >= 0 && (sb.st_mode & 0777) != 0600) ::fchmod(fd, 0600);  // left by an older version
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-      fmt::print(stderr, "Another instance is running, errno: {}\n", strerror(errno));
-      if (fd >= 0) ::close(fd);
-      fd = -1;
-      return false;
-    }
-    return true;
-  }
-  bool announce(const std::string& queryFile) {
-    std::string text = fmt::format("PID: {}\nPPID: {}\nMODE: process\n", getpid(), getppid());
-    if (!queryFile.empty()) {
-      std::error_code ec;
-      text += "QUERYFILE: " + std::filesystem::absolute(queryFile, ec).string() + "\n";
-    }
-    if (ftruncate(fd, 0) != 0 || ::write(fd, text.data(), text.size()) != ssize_t(text.size())) return false;
-    fsync(fd);
-    return true;
-  }
-  ~InstanceLock() {
-    if (fd >= 0) {
-      ::unlink(path.c_str());
-      ::close(fd);
-    }
-  }
+// Everything `xretractor [options] queryfile` was asked to do.
+struct RunArgs {
+  std::string queryFile, name, limitText, jitTier = "auto";
+  int64_t limit = 0;
+  bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false,
+       untilEof = false, interpret = false, cleanup = false, noFuse = false;
+  int threads = 0, blockSlots = 0, spinUs = 0;
+  std::vector<std::string> disabled;
 };
 
-// Removes the lock files and sockets of instances that are not running: a lock
-// nobody holds is stale, and so is the socket beside it.
-int cleanupInstances(const std::string& lockDir) {
-  namespace fs = std::filesystem;
-  fs::path dir = lockDir.empty() ? fs::temp_directory_path() : fs::path(lockDir);
-  std::error_code ec;
-  int removed = 0;
-  for (auto& e : fs::directory_iterator(dir, ec)) {
-    std::string n = e.path().filename().string();
-    const std::string suffix = "_service.lock";
-    if (n.rfind("xretractor", 0) != 0 || n.size() < suffix.size() || n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    int fd = ::open(e.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) continue;
-    bool held = flock(fd, LOCK_EX | LOCK_NB) != 0;
-    if (!held) {
-      std::string sock = e.path().string();
-      sock.replace(sock.size() - 5, 5, ".sock");
-      fs::remove(sock, ec);
-      fs::remove(e.path(), ec);
-      fmt::print("removed {}\n", e.path().string());
-      ++removed;
+void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
+  static std::string config;  // read by main() before the options are parsed
+  app.add_option("-q,--queryfile,queryfile", a.queryFile, "query file");
+  app.add_option("-n,--name", a.name, "instance name: its own lock and socket (xqry -x NAME reaches it)");
+  app.add_flag("-o,--cleanup", a.cleanup, "remove locks and sockets left by instances that are no longer running");
+  limitOpt = app.add_option("-m,--llimitqry", a.limitText, "process the zero step and N-1 slots (0 = unlimited)");
+  app.add_flag("-k,--noanykey", a.noAnyKey, "never stop on a key press");
+  app.add_flag("-x,--xqrywait", a.wait, "wait for the first client command before running");
+  app.add_flag("-r,--quiet", a.quiet, "no on-screen presenter");
+  app.add_flag("-v,--verbose", a.verbose, "print the plan and progress");
+  app.add_flag("-s,--status", a.status, "report whether an instance is running");
+  app.add_option("-g,--config", config, "configuration file (TOML)");
+  app.add_flag("-f,--no-clock", a.noClock, "do not wait for slot deadlines (offline run)");
+  app.add_flag("-u,--until-eof", a.untilEof, "stop when a source runs out of data");
+  app.add_flag("--interpret", a.interpret, "run field programs on the bytecode VM");
+  app.add_option("--threads", a.threads, "worker threads (default: all cores; 1 = serial)");
+  app.add_option("--spin-us", a.spinUs, "clocked: spend the last N microseconds before each slot's deadline spinning "
+                                        "instead of sleeping (lower lateness at the price of a busy core)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--block", a.blockSlots, "most slots run as one block (default 512; 1 = slot by slot)")
+      ->check(CLI::Range(1, 1 << 16));
+  app.add_flag("--no-fuse", a.noFuse, "materialise every VOLATILE window (no folding into its reducer)");
+  app.add_option("--jit-tier", a.jitTier, "auto (quick code, then optimised code off the slot thread), quick or optimised")
+      ->check(CLI::IsMember({"auto", "quick", "optimised"}));
+  app.add_option("--disable-pass", a.disabled, kPassNames);
+}
+
+// Checks what CLI11 cannot: -m's range and the instance name's letters. 0 when fine.
+int checkRunArgs(RunArgs& a, bool limitGiven, const std::string& prog) {
+  if (limitGiven) {
+    // Digits only, 0 .. 2^62: a negative or overflowing count is an error, not "unlimited".
+    const char* b = a.limitText.c_str();
+    auto [p, ec] = std::from_chars(b, b + a.limitText.size(), a.limit);
+    if (ec != std::errc() || p != b + a.limitText.size() || a.limit < 0 || a.limit > (int64_t(1) << 62)) {
+      fmt::print(stderr, "{}: -m needs a whole number of slots from 0 to 2^62, got '{}'\n", prog, a.limitText);
+      return kExitArgs;
     }
-    ::close(fd);
   }
-  fmt::print("{} stale instance(s) cleaned up\n", removed);
+  for (char c : a.name)
+    if (!isalnum((unsigned char)c) && c != '_' && c != '-') {
+      fmt::print(stderr, "{}: instance names use letters, digits, '_' and '-'\n", prog);
+      return kExitArgs;
+    }
   return 0;
 }
 
-int runMode(int argc, char** argv) {
-  CLI::App app{"xretractor: run an RQL query set"};
-  std::string queryFile, config;
-  int64_t limit = 0;
-  bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false, untilEof = false,
-       interpret = false;
-  int threads = 0;
-  std::string name;
-  bool cleanup = false;
-  app.add_option("-q,--queryfile,queryfile", queryFile, "query file");
-  app.add_option("-n,--name", name, "instance name: its own lock and socket (xqry -x NAME reaches it)");
-  app.add_flag("-o,--cleanup", cleanup, "remove locks and sockets left by instances that are no longer running");
-  std::string limitText;
-  auto* limitOpt = app.add_option("-m,--llimitqry", limitText, "process the zero step and N-1 slots (0 = unlimited)");
-  app.add_flag("-k,--noanykey", noAnyKey, "never stop on a key press");
-  app.add_flag("-x,--xqrywait", wait, "wait for the first client command before running");
-  app.add_flag("-r,--quiet", quiet, "no on-screen presenter");
-  app.add_flag("-v,--verbose", verbose, "print the plan and progress");
-  app.add_flag("-s,--status", status, "report whether an instance is running");
-  app.add_option("-g,--config", config, "configuration file (TOML)");
-  app.add_flag("-f,--no-clock", noClock, "do not wait for slot deadlines (offline run)");
-  app.add_flag("-u,--until-eof", untilEof, "stop when a source runs out of data");
-  app.add_flag("--interpret", interpret, "run field programs on the bytecode VM");
-  app.add_option("--threads", threads, "worker threads (default: all cores; 1 = serial)");
-  int blockSlots = 0, spinUs = 0;
-  bool noFuse = false;
-  app.add_option("--spin-us", spinUs, "clocked: spend the last N microseconds before each slot's deadline spinning "
-                                      "instead of sleeping (lower lateness at the price of a busy core)")
-      ->check(CLI::Range(0, 100000));
-  app.add_option("--block", blockSlots, "most slots run as one block (default 512; 1 = slot by slot)")
-      ->check(CLI::Range(1, 1 << 16));
-  app.add_flag("--no-fuse", noFuse, "materialise every VOLATILE window (no folding into its reducer)");
-  std::string jitTier = "auto";
-  app.add_option("--jit-tier", jitTier, "auto (quick code, then optimised code off the slot thread), quick or optimised")
-      ->check(CLI::IsMember({"auto", "quick", "optimised"}));
-  std::vector<std::string> disabled;
-  app.add_option("--disable-pass", disabled, kPassNames);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  if (limitOpt->count()) {
-    // Digits only, 0 .. 2^62: a negative or overflowing count is an error, not "unlimited".
-    const char* b = limitText.c_str();
-    auto [p, ec] = std::from_chars(b, b + limitText.size(), limit);
-    if (ec != std::errc() || p != b + limitText.size() || limit < 0 || limit > (int64_t(1) << 62)) {
-      fmt::print(stderr, "{}: -m needs a whole number of slots from 0 to 2^62, got '{}'\n", baseName(argv[0]), limitText);
-      return 22;
-    }
-  }
-  for (char c : name)
-    if (!isalnum((unsigned char)c) && c != '_' && c != '-') {
-      fmt::print(stderr, "{}: instance names use letters, digits, '_' and '-'\n", baseName(argv[0]));
-      return 22;
-    }
-  // A named instance has its own lock and socket: <prog>_<name>_service.lock / .sock.
-  const std::string prog = name.empty() ? baseName(argv[0]) : baseName(argv[0]) + "_" + name;
-  if (cleanup) return cleanupInstances(gConfig.lockDir);
-  if (status) {
-    fmt::print("Checking service status.\n");
-    std::string path = ((gConfig.lockDir.empty() ? std::filesystem::temp_directory_path()
-                                                 : std::filesystem::path(gConfig.lockDir)) /
-                        (prog + "_service.lock")).string();
-    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    bool running = fd >= 0 && flock(fd, LOCK_SH | LOCK_NB) != 0;
-    if (fd >= 0) ::close(fd);
-    fmt::print("{}_service: {}\n", prog, running ? "Running" : "Stopped");
-    return running ? 37 : 0;
-  }
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
-  std::signal(SIGHUP, onSignal);
-  // IPC first, then the lock: "lock present" means clients can connect.
-  ipc::ServerOptions sopt;
-  sopt.queueBufferSeconds = gConfig.queueBufferSeconds;
-  sopt.minQueueElements = gConfig.minQueueElements;
-  sopt.maxClients = gConfig.maxClients;
-  sopt.idleTimeoutMs = gConfig.clientIdleTimeoutMs;
-  sopt.log = [](const std::string& m) { fmt::print(stderr, "xretractor: {}\n", m); };
-  const std::string socket = ipc::socketPath(gConfig.lockDir, name);
-  // The lock first (a second instance stops here), then the socket, then "PID:".
-  InstanceLock lock;
-  std::unique_ptr<ipc::Server> server;
-  // One engine per storage directory: taken after the instance lock, before
-  // the socket and before the engine touches any artifact.
-  std::optional<std::string> storageDir;
+engine::Options engineOptions(const RunArgs& a) {
+  engine::Options opt;
+  opt.limit = a.limit;
+  opt.noClock = a.noClock;
+  opt.untilEof = a.untilEof;
+  opt.threads = a.threads;
+  opt.blockSlots = a.blockSlots;
+  opt.fuse = !a.noFuse;
+  opt.jitTier = a.jitTier == "quick" ? 1 : a.jitTier == "optimised" ? 2 : 0;
+  opt.verbose = a.verbose;
+  opt.stopOnKey = !a.noAnyKey && isatty(0);
+  // RDB_INTERPRET=1 selects the VM without touching command lines (CI runs the suite both ways).
+  const char* envInterpret = getenv("RDB_INTERPRET");
+  opt.interpret = a.interpret || (envInterpret && std::string(envInterpret) == "1");
+  return opt;
+}
+
+// A serving instance: the lock first (a second instance stops here), then one
+// engine per storage directory (before the engine touches any artifact), then
+// the socket, then "PID:" in the lock: "lock present" means clients can connect.
+struct Instance {
+  std::string prog, socket;
+  tools::InstanceLock lock;
   std::unique_ptr<storage::StorageLock> storageLock;
-  auto serve = [&](const std::string& announcedFile) -> int {
-    if (!lock.acquire(gConfig.lockDir, prog)) return 37;
+  std::unique_ptr<ipc::Server> server;
+
+  int open(const std::optional<std::string>& storageDir, const std::string& announcedFile) {
+    if (!lock.acquire(gConfig.lockDir, prog)) return kExitInstance;
     if (storageDir) {
       std::string why;
       storageLock = storage::StorageLock::acquire(*storageDir, why);
       if (!storageLock) {
         fmt::print(stderr, "\nFATAL: {}\n", why);
-        return 37;
+        return kExitInstance;
       }
     }
+    ipc::ServerOptions sopt;
+    sopt.queueBufferSeconds = gConfig.queueBufferSeconds;
+    sopt.minQueueElements = gConfig.minQueueElements;
+    sopt.maxClients = gConfig.maxClients;
+    sopt.idleTimeoutMs = gConfig.clientIdleTimeoutMs;
+    sopt.log = [](const std::string& m) { fmt::print(stderr, "xretractor: {}\n", m); };
     std::string ipcError;
     server = ipc::Server::open(socket, ipcError, sopt);
     if (!server) {
       fmt::print(stderr, "{}: cannot open {}: {}\n", prog, socket, ipcError);
-      return 10;
+      return kExitIpc;
     }
     if (lock.announce(announcedFile)) return 0;
     fmt::print(stderr, "{}: cannot write the lock file {}: {}\n", prog, lock.path, strerror(errno));
-    return 37;
-  };
-  if (queryFile.empty()) {
-    // Idle: no plan, but hello and kill work; data commands answer empty.
-    if (int rc = serve("")) return rc;
-    ipc::ServerHooks idleHooks;
-    idleHooks.kill = [] { gStop.store(true); };
-    for (int64_t n = 1; !gStop.load() && (limit == 0 || n < limit); ++n) server->poll(idleHooks, 100);
-    server->shutdown();
-    return 0;
+    return kExitInstance;
   }
-  ir::Options copt = ir::defaultOptions();
-  copt.historyBudgetBytes = gConfig.historyMemoryMib << 20;
-  if (!disablePasses(disabled, copt)) return kExitArgs;
-  ir::Plan plan;
-  if (int rc = compileFile(argv[0], queryFile, copt, plan)) return rc;
+};
+
+// Idle: no plan, but hello and kill work; data commands answer empty.
+int runIdle(Instance& inst, int64_t limit) {
+  if (int rc = inst.open(std::nullopt, "")) return rc;
+  ipc::ServerHooks idleHooks;
+  idleHooks.kill = [] { gStop.store(true); };
+  for (int64_t n = 1; !gStop.load() && (limit == 0 || n < limit); ++n) inst.server->poll(idleHooks, 100);
+  inst.server->shutdown();
+  return 0;
+}
+
+// The plan's storage directory when it exists (a missing one is the engine's error to report).
+std::optional<std::string> existingStorageDir(ir::Plan& plan) {
   if (!plan.find(":STORAGE") && !gConfig.storageDir.empty()) {
     ir::Query st;
     st.id = ":STORAGE";
     st.filename = gConfig.storageDir;
     plan.queries.insert(plan.queries.begin(), st);
   }
-  if (verbose) fmt::print("{}", ir::dumpPlan(plan));
-  {
-    const ir::Query* st = plan.find(":STORAGE");
-    std::string dir = st ? st->filename : "";
-    struct stat sb {};
-    // A missing directory is the engine's error to report.
-    if (dir.empty() || (stat(dir.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode))) storageDir = dir;
-  }
-  if (int rc = serve(queryFile)) return rc;
-  engine::Options opt;
-  opt.limit = limit;
-  opt.noClock = noClock;
-  opt.untilEof = untilEof;
-  opt.threads = threads;
-  opt.blockSlots = blockSlots;
-  opt.fuse = !noFuse;
-  opt.jitTier = jitTier == "quick" ? 1 : jitTier == "optimised" ? 2 : 0;
-  opt.verbose = verbose;
-  opt.stopOnKey = !noAnyKey && isatty(0);
-  // RDB_INTERPRET=1 selects the VM without touching command lines (CI runs the suite both ways).
-  const char* envInterpret = getenv("RDB_INTERPRET");
-  opt.interpret = interpret || (envInterpret && std::string(envInterpret) == "1");
-  (void)quiet;
+  const ir::Query* st = plan.find(":STORAGE");
+  std::string dir = st ? st->filename : "";
+  struct stat sb {};
+  if (dir.empty() || (stat(dir.c_str(), &sb) == 0 && S_ISDIR(sb.st_mode))) return dir;
+  return std::nullopt;
+}
+
+// Runs the plan with its clients served between slots; the exit code.
+int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a) {
   try {
-    engine::Engine eng(plan, opt);
+    engine::Engine eng(plan, engineOptions(a));
     eng.prepare();
-    // What clients see and do (xqry), served between slots on this thread.
-    ipc::ServerHooks hooks;
-    auto info = [](const engine::StreamStatus& s) {
-      ipc::StreamInfo i;
-      i.id = s.id;
-      i.duration = s.interval.str();
-      i.size = s.bytes;
-      i.count = s.records;
-      i.location = s.location;
-      i.cap = s.capacity;
-      return i;
-    };
-    hooks.list = [&] {
-      std::vector<ipc::StreamInfo> out;
-      for (auto& s : eng.status()) out.push_back(info(s));
-      return out;
-    };
-    hooks.detail = [&](const std::string& id) -> std::optional<ipc::StreamDetail> {
-      auto s = eng.status(id);
-      if (!s) return std::nullopt;
-      ipc::StreamDetail d;
-      d.info = info(*s);
-      d.fields = s->fields;
-      d.isDeclaration = s->declared;
-      d.isGenerated = s->generated;
-      d.queryTokens = s->programTokens;
-      d.processedLine = s->statement.empty() ? "{not found}" : s->statement;
-      d.countRecords = s->records;
-      d.rounded = s->rounded;
-      return d;
-    };
-    hooks.exists = [&](const std::string& id) { return eng.status(id).has_value(); };
-    hooks.adhoc = [&](const std::string& text) { return tools::importAdHoc(eng, text); };
-    hooks.kill = [] { gStop.store(true); };
-    hooks.remove = [&](const std::string& id) { return eng.removeStream(id); };
-    engine::SlotHooks slotHooks;
-    auto lastPoll = std::chrono::steady_clock::now();
-    slotHooks.waitUntil = [&](std::chrono::steady_clock::time_point deadline) {
-      for (;;) {
-        const auto now = std::chrono::steady_clock::now();
-        if (gStop.load()) return;
-        if (now >= deadline) {
-          // Behind schedule, slots run back to back: clients are still served every 20 ms.
-          if (now - lastPoll >= std::chrono::milliseconds(20)) {
-            server->poll(hooks, 0);
-            lastPoll = now;
-          }
-          return;
-        }
-        const auto spin = std::chrono::microseconds(spinUs);
-        if (deadline - now <= spin) {  // the last stretch on the core: wake-up latency is not paid
-          while (std::chrono::steady_clock::now() < deadline) {
-          }
-          continue;
-        }
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-        if (left.count() <= 0) {  // under a millisecond to go: never start a slot early
-          std::this_thread::sleep_until(deadline - spin);
-          continue;
-        }
-        server->poll(hooks, int(std::min<int64_t>(left.count(), 50)));
-        lastPoll = std::chrono::steady_clock::now();
-      }
-    };
-    slotHooks.idle = [&] { server->poll(hooks, 0); };
-    std::vector<std::string> values;
-    std::vector<bool> nulls;
-    slotHooks.listening = [&] { return server->anySubscriber(); };
-    slotHooks.afterSlot = [&](const std::vector<const std::string*>& wrote) {
-      for (const std::string* idp : wrote) {
-        const std::string& id = *idp;
-        if (!server->subscribed(id)) continue;
-        const uint8_t *data, *nl;
-        const ir::Layout* layout;
-        if (!eng.newest(id, data, nl, layout)) continue;
-        values.clear();
-        nulls.clear();
-        for (size_t e = 0; e < layout->elems.size(); ++e) {
-          const ir::Element& el = layout->elems[e];
-          values.push_back(ipc::valueText(el.type, data + el.offset, el.size));
-          nulls.push_back(nl[e] != 0);
-        }
-        server->publish(id, values, nulls);
-      }
-    };
+    tools::ClientWiring wiring(eng, *inst.server, gStop, a.spinUs);
     // -x: hold the processing loop until a client's first command arrives.
-    while (wait && !server->anyCommandSeen() && !gStop.load()) server->poll(hooks, 100);
-    int64_t slots = eng.run(gStop, slotHooks);
-    server->shutdown();
+    while (a.wait && !inst.server->anyCommandSeen() && !gStop.load()) inst.server->poll(wiring.serverHooks(), 100);
+    int64_t slots = eng.run(gStop, wiring.slotHooks());
+    inst.server->shutdown();
     eng.finish();
-    if (verbose) {
+    if (a.verbose) {
       fmt::print("processed {} slots\n", slots);
       // RATIONAL results that were not exactly representable, per stream.
       for (auto& st : eng.status())
@@ -526,11 +350,51 @@ int runMode(int argc, char** argv) {
       std::_Exit(0);
     }
   } catch (const engine::EngineError& e) {
-    server->shutdown();
+    inst.server->shutdown();
     fmt::print(stderr, "\nFATAL: {}\n", e.what());
-    return 1;
+    return kExitFatal;
   }
   return 0;
+}
+
+int runMode(int argc, char** argv) {
+  CLI::App app{"xretractor: run an RQL query set"};
+  RunArgs a;
+  CLI::Option* limitOpt = nullptr;
+  addRunOptions(app, a, limitOpt);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (int rc = checkRunArgs(a, limitOpt->count() > 0, baseName(argv[0]))) return rc;
+  // A named instance has its own lock and socket: <prog>_<name>_service.lock / .sock.
+  Instance inst;
+  inst.prog = a.name.empty() ? baseName(argv[0]) : baseName(argv[0]) + "_" + a.name;
+  inst.socket = ipc::socketPath(gConfig.lockDir, a.name);
+  if (a.cleanup) {
+    tools::cleanupInstances(gConfig.lockDir);
+    return 0;
+  }
+  if (a.status) {
+    fmt::print("Checking service status.\n");
+    const bool running = tools::instanceRunning(gConfig.lockDir, inst.prog);
+    fmt::print("{}_service: {}\n", inst.prog, running ? "Running" : "Stopped");
+    return running ? kExitInstance : 0;
+  }
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  std::signal(SIGHUP, onSignal);
+  if (a.queryFile.empty()) return runIdle(inst, a.limit);
+  ir::Options copt = ir::defaultOptions();
+  copt.historyBudgetBytes = gConfig.historyMemoryMib << 20;
+  if (!disablePasses(a.disabled, copt)) return kExitArgs;
+  ir::Plan plan;
+  if (int rc = compileFile(argv[0], a.queryFile, copt, plan)) return rc;
+  const std::optional<std::string> storageDir = existingStorageDir(plan);
+  if (a.verbose) fmt::print("{}", ir::dumpPlan(plan));
+  if (int rc = inst.open(storageDir, a.queryFile)) return rc;
+  return runEngine(inst, plan, a);
 }
 
 }  // namespace
@@ -560,7 +424,7 @@ int main(int argc, char** argv) {
     if (!compile) tools::validateStorageDir(gConfig);
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}\n", e.what());
-    return 4;
+    return kExitConfig;
   }
   if (compile) return compileMode(argc, argv);
   for (int i = 1; i < argc; ++i) {
