@@ -4,16 +4,8 @@
 # Each is run at N and 2N records; the difference divided by N removes
 # start-up costs.   bench/callgrind.sh [N]   (default 200000)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
 N=${1:-200000}
-B=${RDB_BENCH_BUILD:-$ROOT/build-bench}  # a release build configured with -Dbench=true
-[ -f "$B/build.ninja" ] || meson setup "$B" --buildtype=release -Dbench=true >/dev/null
-ninja -C "$B" >/dev/null
-XR=$B/tools/xretractor
-W=$(mktemp -d /tmp/rdb-cg.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-export TMPDIR=$W  # its own instance lock
+source "$(dirname "$0")/common.sh" rdb-cg
 cd "$W"
 mkdir -p out
 ir() {  # total instructions of a command

@@ -10,16 +10,7 @@
 # 4. slot lateness of the bundled example plan clocked at 10 kHz on one core.
 # Every ratio in the output comes from this one run. CPU = user + system.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
-SHARED=${RDB_SHARED_DIR:-$ROOT/../shared}
-B=${RDB_BENCH_BUILD:-$ROOT/build-bench}  # a release build configured with -Dbench=true
-[ -f "$B/build.ninja" ] || meson setup "$B" --buildtype=release -Dbench=true >/dev/null
-ninja -C "$B" >/dev/null
-XR=$B/tools/xretractor
-W=$(mktemp -d /tmp/rdb-compiled.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-export TMPDIR=$W  # its own instance lock: other engines on this machine do not collide
+source "$(dirname "$0")/common.sh" rdb-compiled
 R=$SHARED/bench-data/rec205
 
 # cpu LABEL CMD... : CPU and wall seconds, peak RSS, into CPU / WALL / KB

@@ -6,17 +6,8 @@
 # outputs are byte-identical, and prints a markdown table of wall time,
 # records/s, peak RSS and ratios, all measured in this one run.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-ROOT=$PWD
 N=${1:-10000000}
-SHARED=${RDB_SHARED_DIR:-$ROOT/../shared}
-B=${RDB_BENCH_BUILD:-$ROOT/build-bench}  # a release build configured with -Dbench=true
-[ -f "$B/build.ninja" ] || meson setup "$B" --buildtype=release -Dbench=true >/dev/null
-ninja -C "$B" >/dev/null
-XR=$B/tools/xretractor
-W=$(mktemp -d /tmp/rdb-bench.XXXXXX)
-trap 'rm -rf "$W"' EXIT
-export TMPDIR=$W  # its own instance lock
+source "$(dirname "$0")/common.sh" rdb-bench
 mkdir -p "$W/out"
 
 # run LABEL CMD... : wall seconds and peak RSS (KiB) into $LAST_S / $LAST_KB

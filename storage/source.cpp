@@ -53,6 +53,27 @@ int openRegular(const std::string& path, const char* kind) {
 }
 
 // ------------------------------------------------------------ text tokens
+// The stream-extraction fallback: an optional sign, then digits; `over` once
+// the value passes `cap` (the digits after it are not read).
+struct Digits {
+  bool neg = false, any = false, over = false;
+  uint64_t acc = 0;
+};
+static Digits scanDigits(std::string_view t, uint64_t cap) {
+  Digits d;
+  size_t i = 0;
+  if (i < t.size() && (t[i] == '+' || t[i] == '-')) d.neg = t[i++] == '-';
+  while (i < t.size() && isdigit((unsigned char)t[i])) {
+    d.any = true;
+    d.acc = d.acc * 10 + uint64_t(t[i++] - '0');
+    if (d.acc > cap) {
+      d.over = true;
+      break;
+    }
+  }
+  return d;
+}
+
 int32_t parseInt32(std::string_view t) {
   int32_t v = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
@@ -60,19 +81,10 @@ int32_t parseInt32(std::string_view t) {
     if (ec == std::errc::result_out_of_range) return t[0] == '-' ? INT32_MIN : INT32_MAX;
     return v;
   }
-  // Stream-extraction fallback: an optional sign, then digits; nothing gives 0.
-  size_t i = 0;
-  bool neg = false;
-  if (i < t.size() && (t[i] == '+' || t[i] == '-')) neg = t[i++] == '-';
-  int64_t acc = 0;
-  bool any = false;
-  while (i < t.size() && isdigit((unsigned char)t[i])) {
-    any = true;
-    acc = acc * 10 + (t[i++] - '0');
-    if (acc > int64_t(INT32_MAX) + 1) return neg ? INT32_MIN : INT32_MAX;
-  }
-  if (!any) return 0;
-  acc = neg ? -acc : acc;
+  const Digits d = scanDigits(t, uint64_t(INT32_MAX) + 1);
+  if (d.over) return d.neg ? INT32_MIN : INT32_MAX;
+  if (!d.any) return 0;
+  const int64_t acc = d.neg ? -int64_t(d.acc) : int64_t(d.acc);
   if (acc > INT32_MAX) return INT32_MAX;
   if (acc < INT32_MIN) return INT32_MIN;
   return int32_t(acc);
@@ -82,18 +94,10 @@ uint32_t parseUint32(std::string_view t) {
   uint32_t v = 0;
   auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   if (p != t.data()) return ec == std::errc::result_out_of_range ? UINT32_MAX : v;
-  size_t i = 0;
-  bool neg = false;
-  if (i < t.size() && (t[i] == '+' || t[i] == '-')) neg = t[i++] == '-';
-  uint64_t acc = 0;
-  bool any = false;
-  while (i < t.size() && isdigit((unsigned char)t[i])) {
-    any = true;
-    acc = acc * 10 + uint64_t(t[i++] - '0');
-    if (acc > UINT32_MAX) return UINT32_MAX;
-  }
-  if (!any) return 0;
-  return neg ? uint32_t(0u - uint32_t(acc)) : uint32_t(acc);
+  const Digits d = scanDigits(t, UINT32_MAX);
+  if (d.over) return UINT32_MAX;
+  if (!d.any) return 0;
+  return d.neg ? uint32_t(0u - uint32_t(d.acc)) : uint32_t(d.acc);
 }
 
 // Decimal or exponent form only (no inf, nan or hex); out of range clamps.
