@@ -106,24 +106,16 @@ Client::Status Client::request(const std::string& message, const std::string& ar
     if (error) *error = strerror(e);
     return Status::Closed;
   }
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::milliseconds(timeoutMs);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-    Frame f;
-    Status st = receiveFrame(f, int(std::max<int64_t>(left, 0)), error);
-    if (st != Status::Ok) return st;
-    std::string why;
-    auto t = Tree::parse(f.payload, &why);
-    if (!t) {
-      if (error) *error = "malformed reply: " + why;
-      return Status::Error;
-    }
-    switch (f.kind) {
-      case Kind::Reply: reply = std::move(*t); return Status::Ok;
-      case Kind::Data: pending_.push_back(std::move(*t)); break;
+    Kind kind;
+    Tree t;
+    if (Status st = nextTree(deadline, kind, t, "malformed reply: ", error); st != Status::Ok) return st;
+    switch (kind) {
+      case Kind::Reply: reply = std::move(t); return Status::Ok;
+      case Kind::Data: pending_.push_back(std::move(t)); break;
       case Kind::Error:
-        if (error) *error = t->get("db");
+        if (error) *error = t.get("db");
         return Status::Error;
       default:
         if (error) *error = "unexpected frame kind";
@@ -132,31 +124,40 @@ Client::Status Client::request(const std::string& message, const std::string& ar
   }
 }
 
+Client::Status Client::nextTree(std::chrono::steady_clock::time_point deadline, Kind& kind, Tree& t,
+                                const char* what, std::string* error) {
+  const auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+  Frame f;
+  if (Status st = receiveFrame(f, int(std::max<int64_t>(left, 0)), error); st != Status::Ok) return st;
+  std::string why;
+  auto parsed = Tree::parse(f.payload, &why);
+  if (!parsed) {
+    if (error) *error = what + why;
+    return Status::Error;
+  }
+  kind = f.kind;
+  t = std::move(*parsed);
+  return Status::Ok;
+}
+
 Client::Status Client::receive(Tree& data, int timeoutMs, std::string* error) {
   if (!pending_.empty()) {
     data = std::move(pending_.front());
     pending_.pop_front();
     return Status::Ok;
   }
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::milliseconds(timeoutMs);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-    Frame f;
-    Status st = receiveFrame(f, int(std::max<int64_t>(left, 0)), error);
-    if (st != Status::Ok) return st;
-    std::string why;
-    auto t = Tree::parse(f.payload, &why);
-    if (!t) {
-      if (error) *error = "malformed message: " + why;
-      return Status::Error;
-    }
-    if (f.kind == Kind::Data) {
-      data = std::move(*t);
+    Kind kind;
+    Tree t;
+    if (Status st = nextTree(deadline, kind, t, "malformed message: ", error); st != Status::Ok) return st;
+    if (kind == Kind::Data) {
+      data = std::move(t);
       return Status::Ok;
     }
-    if (f.kind == Kind::Error) {
-      if (error) *error = t->get("db");
+    if (kind == Kind::Error) {
+      if (error) *error = t.get("db");
       return Status::Error;
     }
     // A stray reply: ignore it.

@@ -27,6 +27,7 @@
 // queue, and a client whose queue is full is disconnected and counted.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -213,6 +214,10 @@ class Client {
 
  private:
   explicit Client(int fd) : fd_(fd) {}
+  // The next frame before `deadline`, its payload parsed; `what` starts the
+  // error when the payload is malformed.
+  Status nextTree(std::chrono::steady_clock::time_point deadline, Kind& kind, Tree& t, const char* what,
+                  std::string* error);
   int fd_ = -1;
   FrameReader in_;
   std::deque<Tree> pending_;  // data messages that arrived while waiting for a reply
