@@ -502,7 +502,7 @@ int runMode(int argc, char** argv) {
         nulls.clear();
         for (size_t e = 0; e < layout->elems.size(); ++e) {
           const ir::Element& el = layout->elems[e];
-          values.push_back(ipc::valueText(el.type, data + el.offset, el.size));
+          values.push_back(storage::elementText(el.type, data + el.offset, el.size));
           nulls.push_back(nl[e] != 0);
         }
         server->publish(id, values, nulls);
