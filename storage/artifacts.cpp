@@ -144,6 +144,20 @@ Descriptor descriptorFor(const std::vector<ir::Field>& schema) {
   return d;
 }
 
+std::vector<ir::Field> schemaOf(const Descriptor& d) {
+  std::vector<ir::Field> schema;
+  for (auto& e : d.entries) {
+    if (!e.isData()) continue;
+    ir::Field f;
+    f.name = e.name;
+    f.type = e.type;
+    f.rlen = e.type == ir::Type::STRING ? e.count : ir::typeSize(e.type);
+    f.rarray = e.type == ir::Type::STRING ? 1 : e.count;
+    schema.push_back(f);
+  }
+  return schema;
+}
+
 Descriptor descriptorFor(const ir::Query& q) {
   using K = DescEntry::Kind;
   Descriptor d = descriptorFor(q.schema);

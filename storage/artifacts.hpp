@@ -94,6 +94,8 @@ class ArtifactPaths {
 Descriptor descriptorFor(const ir::Query& q);
 // The data fields alone.
 Descriptor descriptorFor(const std::vector<ir::Field>& schema);
+// The other way: the data fields as a schema (a declared source's layout).
+std::vector<ir::Field> schemaOf(const Descriptor& d);
 
 // A declared stream's descriptor: written when missing; an existing one must be
 // compatible (DescError "storage: descriptor schema mismatch ...") and is
