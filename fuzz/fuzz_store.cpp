@@ -28,6 +28,7 @@
 
 #include "fuzz_support.hpp"
 #include "ir/layout.hpp"
+#include "storage/artifacts.hpp"
 #include "storage/descriptor.hpp"
 #include "storage/source.hpp"
 #include "storage/store.hpp"
@@ -73,17 +74,7 @@ std::vector<uint8_t> bitmapOf(const storage::Descriptor& d, size_t nullField) {
 
 // xtrdb's declared-source path: the layout of the data fields, openSource.
 void readDeclared(const storage::Descriptor& d, const std::string& profile, const std::string& path) {
-  std::vector<ir::Field> schema;
-  for (auto& e : d.entries) {
-    if (!e.isData()) continue;
-    ir::Field f;
-    f.name = e.name;
-    f.type = e.type;
-    f.rlen = e.type == ir::Type::STRING ? e.count : ir::typeSize(e.type);
-    f.rarray = e.type == ir::Type::STRING ? 1 : e.count;
-    schema.push_back(f);
-  }
-  const ir::Layout layout = ir::Layout::of(schema);
+  const ir::Layout layout = ir::Layout::of(storage::schemaOf(d));
   fuzz::check(layout.recordSize == d.recordSize(), kName, "layout and descriptor disagree on the record size");
   auto src = storage::openSource(profile == "TEXTSOURCE" ? storage::SourceFormat::TEXT : storage::SourceFormat::BINARY,
                                  path, layout, storage::SourceOptions{});

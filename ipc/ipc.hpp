@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "ir/ir.hpp"
+#include "storage/element_text.hpp"  // the value texts publish() sends
 
 namespace ipc {
 
@@ -98,12 +99,6 @@ std::string socketPath(const std::string& dir = "", const std::string& name = ""
 // when the subscribed stream was removed from the running plan (the connection
 // then closes).
 inline constexpr const char* kEndMarker = "OUT_OF_BUSSINESS";
-
-// Value text of one element as the server sends it (tools.md §2.9): BYTE as
-// unsigned decimal, INTEGER/UINT decimal, FLOAT/DOUBLE default ostream formatting
-// (%.6g), RATIONAL "n/d", STRING up to the first NUL (at most `size` bytes).
-// `size` is the number of bytes at `bytes` (the element size for numbers).
-std::string valueText(ir::Type t, const uint8_t* bytes, int size);
 
 // ---------------------------------------------------------------- server
 struct StreamInfo {
@@ -167,7 +162,7 @@ class Server {
   bool anyCommandSeen() const;  // for xretractor -x
   bool subscribed(const std::string& stream) const;  // one atomic load when nobody subscribes
   bool anySubscriber() const;                        // one atomic load
-  // One record of a due stream: value texts (valueText) and null flags. Never blocks.
+  // One record of a due stream: value texts (storage::elementText) and null flags. Never blocks.
   void publish(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls);
   // End marker to every subscriber, queued bytes sent for up to shutdownFlushMs,
   // connections closed, socket unlinked. Idempotent; waits for a running poll().

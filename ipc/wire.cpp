@@ -1,10 +1,9 @@
-// What travels on the socket: frames, the INFO tree text inside them, value texts.
+// What travels on the socket: frames and the INFO tree text inside them.
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
-#include "vm/values.hpp"
 #include "ipc.hpp"
 
 namespace ipc {
@@ -266,67 +265,10 @@ FrameReader::Result FrameReader::next(Frame& out, std::string& error) {
   return Result::Frame;
 }
 
-// ---------------------------------------------------------------- names, values
+// ---------------------------------------------------------------- names
 std::string socketPath(const std::string& dir, const std::string& name) {
   std::filesystem::path d = dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir);
   return (d / (name.empty() ? std::string("xretractor_service.sock") : "xretractor_" + name + "_service.sock")).string();
-}
-
-std::string valueText(ir::Type t, const uint8_t* p, int size) {
-  char buf[64];
-  auto need = [&](int n) { return size >= n; };
-  switch (t) {
-    case ir::Type::BYTE: return need(1) ? std::to_string(unsigned(p[0])) : std::string();
-    case ir::Type::INTEGER: {
-      if (!need(4)) return {};
-      int32_t v;
-      memcpy(&v, p, 4);
-      return std::to_string(v);
-    }
-    case ir::Type::UINT: {
-      if (!need(4)) return {};
-      uint32_t v;
-      memcpy(&v, p, 4);
-      return std::to_string(v);
-    }
-    case ir::Type::FLOAT: {  // what `std::ostream << float` prints: %.6g of the value
-      if (!need(4)) return {};
-      float v;
-      memcpy(&v, p, 4);
-      snprintf(buf, sizeof buf, "%.6g", double(v));
-      return buf;
-    }
-    case ir::Type::DOUBLE: {
-      if (!need(8)) return {};
-      double v;
-      memcpy(&v, p, 8);
-      snprintf(buf, sizeof buf, "%.6g", v);
-      return buf;
-    }
-    case ir::Type::RATIONAL: {
-      if (!need(8)) return {};
-      vm::val::Rat r;
-      memcpy(&r.num, p, 4);
-      memcpy(&r.den, p + 4, 4);
-      return vm::val::fmtRat(vm::val::ratNormalize(r));
-    }
-    case ir::Type::INTPAIR:
-    case ir::Type::IDXPAIR: {
-      if (!need(8)) return {};
-      int32_t a, b;
-      memcpy(&a, p, 4);
-      memcpy(&b, p + 4, 4);
-      return std::to_string(a) + "," + std::to_string(b);
-    }
-    case ir::Type::STRING: {
-      if (size <= 0) return {};
-      const void* z = memchr(p, 0, size_t(size));
-      size_t n = z ? size_t(static_cast<const uint8_t*>(z) - p) : size_t(size);
-      return std::string(reinterpret_cast<const char*>(p), n);
-    }
-    case ir::Type::NULLT: return {};
-  }
-  return {};
 }
 
 }  // namespace ipc

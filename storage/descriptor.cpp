@@ -1,3 +1,4 @@
+// The `.desc` schema: accessors, canonical text, parser, whole-file save.
 #include "descriptor.hpp"
 
 #include <cctype>
@@ -7,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "artifacts.hpp"
 
 namespace storage {
 
@@ -56,9 +59,11 @@ int Descriptor::retMemory() const {
 static std::string body(const DescEntry& e) {
   switch (e.kind) {
     case DescEntry::Kind::DATA: {
-      std::string s = e.name;
-      if (e.count > 1 || e.type == ir::Type::STRING) s += "[" + std::to_string(e.count) + "]";
-      return std::string(descTypeName(e.type)) + " " + s;
+      std::string s = descTypeName(e.type);
+      s += ' ';
+      s += e.name;
+      if (e.count > 1 || e.type == ir::Type::STRING) (s += '[').append(std::to_string(e.count)) += ']';
+      return s;
     }
     case DescEntry::Kind::REF: return "REF \"" + e.name + "\"";
     case DescEntry::Kind::TYPE: return "TYPE " + e.name;
@@ -77,7 +82,7 @@ std::string Descriptor::text() const {
   if (entries.empty()) return "{Empty}";
   std::string s = "{";
   for (auto& e : entries)
-    if (!omitted(e)) s += "\t" + body(e) + "\n";
+    if (!omitted(e)) (s += '\t').append(body(e)) += '\n';
   return s + "}";
 }
 
@@ -85,7 +90,7 @@ std::string Descriptor::textLine() const {
   if (entries.empty()) return "{Empty}";
   std::string s = "{";
   for (auto& e : entries)
-    if (!omitted(e)) s += " " + body(e);
+    if (!omitted(e)) (s += ' ').append(body(e));
   return s + " }";
 }
 
@@ -224,7 +229,7 @@ Descriptor Descriptor::load(const std::string& path) {
 void Descriptor::save(const std::string& path) const {
   // Written whole to a temporary file, then renamed over the old one: a full
   // disk leaves the old descriptor (or none), never a torn one.
-  std::string tmp = path + ".tmp";
+  std::string tmp = ArtifactPaths::tmpOf(path);
   auto failed = [&](int err) {
     std::remove(tmp.c_str());
     return DescError("cannot write descriptor " + path + (err ? std::string(": ") + strerror(err) : std::string()));

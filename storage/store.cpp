@@ -1,94 +1,31 @@
+// The record stores of the storage profiles: one file, RETENTION segments, memory.
 #include "store.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <filesystem>
-#include <map>
-#include <mutex>
+
+#include "artifacts.hpp"
+#include "file_io.hpp"
 
 namespace storage {
 
 namespace {
 
-// Writes n bytes at offset off, retrying short writes and up to 5 EINTRs.
-// Returns 0, or the errno of the write that failed; `done` is what was written.
-int pwriteAll(int fd, const void* buf, size_t n, off_t off, size_t& done) {
-  const char* p = static_cast<const char*>(buf);
-  int eintr = 0;
-  done = 0;
-  while (done < n) {
-    ssize_t w = ::pwrite(fd, p + done, n - done, off + off_t(done));
-    if (w < 0) {
-      if (errno == EINTR && ++eintr <= 5) continue;
-      return errno;
-    }
-    if (w == 0) return EIO;
-    done += size_t(w);
-  }
-  return 0;
-}
-
-std::string writeFailed(const std::string& what, int err) {
-  return "storage: write failed on " + what + ": " + strerror(err);
-}
-
-// Cuts a file back after a failed write (shrinking needs no space).
-void truncateTo(int fd, off_t size) {
-  while (ftruncate(fd, size) != 0 && errno == EINTR) {
-  }
-}
-
-// Appends whole units (records, entries) at the end of fd; a failed write is
-// cut back to the size before it, so the file keeps whole units only.
-void appendWhole(int fd, const void* buf, size_t n, const std::string& what) {
-  struct stat st {};
-  if (fstat(fd, &st) != 0) throw StorageError("storage: cannot stat " + what + ": " + strerror(errno));
-  size_t done = 0;
-  if (int err = pwriteAll(fd, buf, n, st.st_size, done)) {
-    if (done) truncateTo(fd, st.st_size);
-    throw StorageError(writeFailed(what, err));
-  }
-}
-
-bool preadAll(int fd, void* buf, size_t n, off_t off) {
-  char* p = static_cast<char*>(buf);
-  while (n > 0) {
-    ssize_t r = ::pread(fd, p, n, off);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= size_t(r);
-    off += r;
-  }
-  return true;
-}
-
-int openRW(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw StorageError("storage: cannot open " + path + ": " + strerror(errno));
-  return fd;
-}
-
-off_t fileSize(int fd) {
-  struct stat st {};
-  fstat(fd, &st);
-  return st.st_size;
-}
+using namespace io;
 
 // ------------------------------------------------------------ one file
 // POSIX (in-place updates), POSIXSHD (updates to `.shadow`), GENERIC (same
 // bytes as POSIX; the reference reopened per operation, which is not observable).
 class FileStore : public Store {
  public:
-  FileStore(std::string path, int rec, bool shadow) : path_(std::move(path)), rec_(rec), shadow_(shadow) {
+  FileStore(std::string path, int rec, bool shadow)
+      : path_(std::move(path)), shadowPath_(ArtifactPaths::shadowOf(path_)), rec_(rec), shadow_(shadow) {
     fd_ = openRW(path_);
     off_t sz = fileSize(fd_);
     if (sz % rec_ != 0) {
@@ -102,10 +39,10 @@ class FileStore : public Store {
     count_ = flushed_ = uint64_t(sz / rec_);
     wbuf_.reserve(kBuffer + size_t(rec_));
     if (shadow_) {
-      sfd_ = ::open((path_ + ".shadow").c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      sfd_ = ::open(shadowPath_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
       if (sfd_ < 0) {
         ::close(fd_);
-        throw StorageError("storage: cannot open " + path_ + ".shadow: " + strerror(errno));
+        throw StorageError("storage: cannot open " + shadowPath_ + ": " + strerror(errno));
       }
     }
   }
@@ -157,7 +94,7 @@ class FileStore : public Store {
     if (shadow_) {
       // The last shadow entry for this position wins.
       off_t ss = fileSize(sfd_);
-      const off_t entry = 8 + rec_;
+      const off_t entry = shadowEntrySize(rec_);
       uint64_t want = i * uint64_t(rec_);
       for (off_t at = (ss / entry - 1) * entry; at >= 0; at -= entry) {
         uint64_t pos;
@@ -171,11 +108,11 @@ class FileStore : public Store {
     if (i >= count_) throw StorageError("storage: update past the end of " + path_);
     flush();
     if (shadow_) {
-      std::vector<uint8_t> entry(8 + size_t(rec_));
+      std::vector<uint8_t> entry(size_t(shadowEntrySize(rec_)));
       uint64_t pos = i * uint64_t(rec_);
       memcpy(entry.data(), &pos, 8);
       memcpy(entry.data() + 8, r, size_t(rec_));
-      appendWhole(sfd_, entry.data(), entry.size(), path_ + ".shadow");
+      appendWhole(sfd_, entry.data(), entry.size(), shadowPath_);
     } else {
       size_t done = 0;
       if (int err = pwriteAll(fd_, r, size_t(rec_), off_t(i) * rec_, done)) throw StorageError(writeFailed(path_, err));
@@ -185,7 +122,7 @@ class FileStore : public Store {
     wbuf_.clear();
     flushed_ = 0;
     if (ftruncate(fd_, 0) != 0) throw StorageError("storage: cannot purge " + path_);
-    if (shadow_ && ftruncate(sfd_, 0) != 0) throw StorageError("storage: cannot purge " + path_ + ".shadow");
+    if (shadow_ && ftruncate(sfd_, 0) != 0) throw StorageError("storage: cannot purge " + shadowPath_);
     count_ = 0;
   }
   void close(int rotation) override {
@@ -200,7 +137,7 @@ class FileStore : public Store {
         err = "storage: fsync failed on " + path_ + ": " + strerror(errno);
       ::close(fd_);
       fd_ = -1;
-      if (rotation >= 0) std::rename(path_.c_str(), (path_ + ".old" + std::to_string(rotation)).c_str());
+      if (rotation >= 0) std::rename(path_.c_str(), ArtifactPaths::rotatedOf(path_, rotation).c_str());
     }
     if (sfd_ >= 0) {
       fsync(sfd_);
@@ -213,7 +150,7 @@ class FileStore : public Store {
   std::vector<std::string> files() const override { return {path_}; }
 
  private:
-  std::string path_;
+  std::string path_, shadowPath_;
   int rec_;
   bool shadow_;
   int fd_ = -1, sfd_ = -1;
@@ -228,21 +165,9 @@ class FileStore : public Store {
 class SegmentedStore : public Store {
  public:
   SegmentedStore(std::string path, int rec, bool shadow, int cap, int segs)
-      : path_(std::move(path)), rec_(rec), shadow_(shadow), cap_(uint64_t(std::max(cap, 1))), segs_(segs) {
-    namespace fs = std::filesystem;
-    fs::path p(path_);
-    fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    std::string prefix = p.filename().string() + "_segment_";
+      : paths_(std::move(path)), rec_(rec), shadow_(shadow), cap_(uint64_t(std::max(cap, 1))), segs_(segs) {
     std::vector<uint64_t> found;
-    std::error_code ec;
-    for (auto& e : fs::directory_iterator(dir, ec)) {
-      std::string n = e.path().filename().string();
-      if (n.rfind(prefix, 0) != 0) continue;
-      std::string rest = n.substr(prefix.size());
-      if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos) continue;
-      found.push_back(std::stoull(rest));
-    }
-    std::sort(found.begin(), found.end());
+    for (auto& f : paths_.segments()) found.push_back(f.index);
     // Keep the contiguous run of indexes ending at the highest one.
     size_t start = found.size();
     while (start > 0 && (start == found.size() || found[start - 1] + 1 == found[start])) --start;
@@ -291,8 +216,7 @@ class SegmentedStore : public Store {
     for (auto& s : segments_) {
       for (auto& f : s->files()) {
         s->close(-1);
-        std::remove(f.c_str());
-        std::remove((f + ".shadow").c_str());
+        removeWithShadow(f);
       }
     }
     segments_.clear();
@@ -319,23 +243,23 @@ class SegmentedStore : public Store {
   }
 
  private:
-  std::string segName(uint64_t k) const { return path_ + "_segment_" + std::to_string(k); }
+  static void removeWithShadow(const std::string& f) {
+    std::remove(f.c_str());
+    std::remove(ArtifactPaths::shadowOf(f).c_str());
+  }
   void open(uint64_t k) {
     if (segments_.empty()) first_ = k;
-    segments_.push_back(std::make_unique<FileStore>(segName(k), rec_, shadow_));
+    segments_.push_back(std::make_unique<FileStore>(paths_.segment(k), rec_, shadow_));
   }
   void dropOldest() {
     auto files = segments_.front()->files();
     segments_.front()->close(-1);
-    for (auto& f : files) {
-      std::remove(f.c_str());
-      std::remove((f + ".shadow").c_str());
-    }
+    for (auto& f : files) removeWithShadow(f);
     segments_.pop_front();
     ++first_;
   }
 
-  std::string path_;
+  ArtifactPaths paths_;
   int rec_;
   bool shadow_;
   uint64_t cap_;
@@ -386,11 +310,6 @@ class MemoryStore : public Store {
   std::vector<uint8_t> data_;
 };
 
-int64_t nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 }  // namespace
 
 bool isWritableProfile(const std::string& p) {
@@ -413,330 +332,6 @@ std::unique_ptr<Store> openStore(const std::string& profile, const std::string& 
   if (profile == "POSIXSHD") return std::make_unique<FileStore>(path, recordSize, true);
   if (profile == "MEMORY") return std::make_unique<MemoryStore>(path, recordSize, ring);
   throw StorageError("storage: unsupported storage type '" + profile + "'");
-}
-
-// ================================================================ meta index
-MetaIndex::MetaIndex(std::string path, int bits, bool shadowAware, bool persistent)
-    : path_(std::move(path)), bits_(bits), shadowAware_(shadowAware), persistent_(persistent) {
-  if (!persistent_) return;
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw StorageError("storage: cannot open " + path_ + ": " + strerror(errno));
-  try {
-    off_t sz = fileSize(fd_);
-    if (sz < 8) {
-      created_ = nowNs();
-      truncateTo(fd_, 0);
-      size_t done = 0;
-      if (int err = pwriteAll(fd_, &created_, 8, 0, done)) {
-        truncateTo(fd_, 0);
-        throw StorageError(writeFailed(path_, err));
-      }
-      sz = 8;
-    } else {
-      preadAll(fd_, &created_, 8, 0);
-    }
-    const off_t E = entrySize();
-    off_t whole = 8 + (sz - 8) / E * E;
-    if (whole != sz && ftruncate(fd_, whole) != 0)
-      throw StorageError("storage: cannot repair " + path_ + ": " + strerror(errno));
-    std::vector<uint8_t> buf(static_cast<size_t>(E));
-    for (off_t at = 8; at < whole; at += E) {
-      preadAll(fd_, buf.data(), size_t(E), at);
-      Run r;
-      r.gap = buf[0] != 0;
-      memcpy(&r.count, &buf[1], 8);
-      r.bits.assign(buf.begin() + 17, buf.end());
-      uint64_t sum = total_;
-      if (!r.gap && __builtin_add_overflow(total_, r.count, &sum)) {
-        // Counts beyond 2^64 records are no index: cut it off there, as a partial entry.
-        if (ftruncate(fd_, at) != 0) throw StorageError("storage: cannot repair " + path_ + ": " + strerror(errno));
-        break;
-      }
-      total_ = sum;
-      runs_.push_back(std::move(r));
-    }
-    diskEntries_ = runs_.size();
-    disk_ = total_;
-    if (!runs_.empty()) {
-      diskLastCount_ = runs_.back().gap ? 0 : runs_.back().count;
-      diskBefore_ = total_ - diskLastCount_;
-    }
-  } catch (...) {
-    ::close(fd_);
-    throw;
-  }
-  // The shadow index of updated records.
-  const off_t E = entrySize();
-  std::vector<uint8_t> buf(static_cast<size_t>(E));
-  int sfd = ::open((path_ + ".shadow").c_str(), O_RDONLY | O_CLOEXEC);
-  if (sfd >= 0) {
-    off_t ss = fileSize(sfd);
-    for (off_t at = 0; at + E <= ss; at += E) {
-      preadAll(sfd, buf.data(), size_t(E), at);
-      uint64_t idx;
-      memcpy(&idx, &buf[1], 8);
-      shadow_.push_back({idx, std::vector<uint8_t>(buf.begin() + 17, buf.end())});
-    }
-    ::close(sfd);
-  }
-}
-
-MetaIndex::~MetaIndex() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-void MetaIndex::fail(const std::string& message) {
-  error_ = message;
-  throw StorageError(message);
-}
-
-void MetaIndex::encode(std::vector<uint8_t>& out, const Run& r, uint64_t countField) const {
-  const size_t at = out.size();
-  out.resize(at + size_t(entrySize()), 0);
-  out[at] = r.gap ? 1 : 0;
-  memcpy(&out[at + 1], &countField, 8);
-  uint64_t n = uint64_t(bits_);
-  memcpy(&out[at + 9], &n, 8);
-  std::copy(r.bits.begin(), r.bits.end(), out.begin() + long(at) + 17);
-}
-
-void MetaIndex::flush(uint64_t durable) {
-  if (!persistent_ || !error_.empty()) return;
-  const uint64_t target = std::min(durable, total_);
-  if (target < disk_ || (target == disk_ && (target < total_ || diskEntries_ == runs_.size()))) return;
-  // Entries from the last one on disk (its run may have grown) to the one
-  // holding record target-1, that one's count cut to what the data holds.
-  size_t first = diskEntries_ ? diskEntries_ - 1 : 0;
-  uint64_t before = diskEntries_ ? diskBefore_ : 0;
-  std::vector<uint8_t>& buf = flushBuf_;  // kept: a clocked run flushes every slot
-  buf.clear();
-  size_t next = first;
-  uint64_t lastCount = 0, lastBefore = before;
-  for (size_t i = first; i < runs_.size(); ++i) {
-    const Run& r = runs_[i];
-    if (r.gap) {
-      if (before >= target && target < total_) break;  // a gap ahead of unwritten records waits for them
-      encode(buf, r, r.count);
-      lastBefore = before;
-      lastCount = 0;
-      next = i + 1;
-      continue;
-    }
-    if (before >= target && i > first) break;
-    const uint64_t c = std::min(r.count, target - before);
-    encode(buf, r, c);
-    lastBefore = before;
-    lastCount = c;
-    next = i + 1;
-    before += c;
-    if (c < r.count) break;
-  }
-  if (buf.empty()) return;
-  size_t done = 0;
-  const off_t at = 8 + off_t(first) * entrySize();
-  if (int err = pwriteAll(fd_, buf.data(), buf.size(), at, done)) {
-    // Keep whole entries only: the ones already in the file and the new
-    // ones that were written completely.
-    const size_t whole = std::max(diskEntries_, first + done / size_t(entrySize()));
-    truncateTo(fd_, 8 + off_t(whole) * entrySize());
-    fail(writeFailed(path_, err));
-  }
-  diskEntries_ = next;
-  diskLastCount_ = lastCount;
-  diskBefore_ = lastBefore;
-  disk_ = target;
-}
-
-void MetaIndex::rewriteAll() {
-  if (!persistent_) return;
-  if (!error_.empty()) throw StorageError(error_);
-  std::string tmp = path_ + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("storage: cannot write " + tmp + ": " + strerror(errno));
-  std::vector<uint8_t> buf(8);
-  memcpy(buf.data(), &created_, 8);
-  for (auto& r : runs_) encode(buf, r, r.count);
-  size_t done = 0;
-  int err = pwriteAll(fd, buf.data(), buf.size(), 0, done);
-  if (!err && fsync(fd) != 0) err = errno;
-  ::close(fd);
-  if (err) {
-    std::remove(tmp.c_str());
-    fail(writeFailed(tmp, err));
-  }
-  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail("storage: cannot replace " + path_ + ": " + strerror(errno));
-  }
-  ::close(fd_);
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CLOEXEC);
-  if (fd_ < 0) fail("storage: cannot open " + path_ + ": " + strerror(errno));
-  diskEntries_ = runs_.size();
-  disk_ = total_;
-  diskLastCount_ = runs_.empty() || runs_.back().gap ? 0 : runs_.back().count;
-  diskBefore_ = total_ - diskLastCount_;
-}
-
-void MetaIndex::rewriteShadow() {
-  if (!persistent_) return;
-  const std::string sp = path_ + ".shadow", tmp = sp + ".tmp";
-  if (shadow_.empty()) {
-    std::remove(sp.c_str());
-    return;
-  }
-  std::vector<uint8_t> buf;
-  for (auto& [idx, bm] : shadow_) encode(buf, Run{false, 0, bm}, idx);
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("storage: cannot write " + tmp + ": " + strerror(errno));
-  size_t done = 0;
-  int err = pwriteAll(fd, buf.data(), buf.size(), 0, done);
-  ::close(fd);
-  if (err || std::rename(tmp.c_str(), sp.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail(writeFailed(sp, err ? err : errno));
-  }
-}
-
-void MetaIndex::append(const std::vector<uint8_t>& bitmap) {
-  ++total_;
-  if (!runs_.empty() && !runs_.back().gap && runs_.back().bits == bitmap) {
-    ++runs_.back().count;
-    return;
-  }
-  runs_.push_back(Run{false, 1, bitmap});
-}
-
-void MetaIndex::appendPresent(uint64_t count) {
-  if (count == 0) return;
-  total_ += count;
-  if (!runs_.empty() && !runs_.back().gap &&
-      std::all_of(runs_.back().bits.begin(), runs_.back().bits.end(), [](uint8_t b) { return b == 0; })) {
-    runs_.back().count += count;
-    return;
-  }
-  runs_.push_back(Run{false, count, std::vector<uint8_t>(size_t(bytes()), 0)});
-}
-
-void MetaIndex::align(uint64_t dataRecords) {
-  if (total_ == dataRecords) return;
-  if (total_ > dataRecords) {
-    // Cut back to the records the data holds.
-    std::vector<Run> out;
-    uint64_t at = 0;
-    for (auto& r : runs_) {
-      if (at >= dataRecords) break;
-      if (r.gap) {
-        out.push_back(r);
-        continue;
-      }
-      Run k = r;
-      k.count = std::min(r.count, dataRecords - at);
-      at += k.count;
-      out.push_back(std::move(k));
-    }
-    runs_ = std::move(out);
-    const size_t kept = shadow_.size();
-    shadow_.erase(std::remove_if(shadow_.begin(), shadow_.end(), [&](auto& e) { return e.first >= dataRecords; }),
-                  shadow_.end());
-    if (shadow_.size() != kept) rewriteShadow();
-  } else {
-    // Records the index never saw read as non-NULL.
-    const std::vector<uint8_t> clear(size_t(bytes()), 0);
-    if (!runs_.empty() && !runs_.back().gap && runs_.back().bits == clear)
-      runs_.back().count += dataRecords - total_;
-    else
-      runs_.push_back(Run{false, dataRecords - total_, clear});
-  }
-  total_ = dataRecords;
-  rewriteAll();
-}
-
-uint64_t MetaIndex::records() const { return total_; }
-
-std::vector<uint8_t> MetaIndex::bitmapAt(uint64_t i) const {
-  for (auto it = shadow_.rbegin(); it != shadow_.rend(); ++it)
-    if (it->first == i) return it->second;
-  uint64_t at = 0;
-  for (auto& r : runs_) {
-    if (r.gap) continue;
-    if (i < at + r.count) return r.bits;
-    at += r.count;
-  }
-  return std::vector<uint8_t>(size_t(bytes()), 0);
-}
-
-void MetaIndex::update(uint64_t i, const std::vector<uint8_t>& bitmap) {
-  if (i >= records()) throw StorageError("storage: index update past the end of " + path_);
-  // Shadow profiles log every update of an existing record, even one that
-  // keeps the NULL pattern (the `.meta.shadow` file then exists).
-  if (!shadowAware_ && bitmapAt(i) == bitmap) return;
-  if (shadowAware_) {
-    shadow_.push_back({i, bitmap});
-    if (persistent_) {
-      int sfd = ::open((path_ + ".shadow").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-      if (sfd < 0) throw StorageError("storage: cannot write " + path_ + ".shadow: " + strerror(errno));
-      std::vector<uint8_t> buf;
-      encode(buf, Run{false, 0, bitmap}, i);
-      try {
-        appendWhole(sfd, buf.data(), buf.size(), path_ + ".shadow");
-      } catch (...) {
-        ::close(sfd);
-        throw;
-      }
-      ::close(sfd);
-    }
-    return;
-  }
-  // Split the run holding record i into before / the record / after.
-  std::vector<Run> out;
-  uint64_t at = 0;
-  for (auto& r : runs_) {
-    if (r.gap || i < at || i >= at + r.count) {
-      if (!r.gap) at += r.count;
-      out.push_back(r);
-      continue;
-    }
-    uint64_t before = i - at, after = at + r.count - i - 1;
-    if (before) out.push_back(Run{false, before, r.bits});
-    out.push_back(Run{false, 1, bitmap});
-    if (after) out.push_back(Run{false, after, r.bits});
-    at += r.count;
-  }
-  runs_ = std::move(out);
-  rewriteAll();
-}
-
-void MetaIndex::reset() {
-  runs_.clear();
-  total_ = 0;
-  shadow_.clear();
-  std::remove((path_ + ".shadow").c_str());
-  rewriteAll();
-}
-
-// ================================================================ raw view
-MetaFileView readMetaFile(const std::string& path, int bits) {
-  MetaFileView v;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return v;
-  v.exists = true;
-  v.size = uint64_t(fileSize(fd));
-  if (v.size >= 8) preadAll(fd, &v.created, 8, 0);
-  const uint64_t E = uint64_t(metaEntrySize(bits));
-  std::vector<uint8_t> buf(E);
-  uint64_t at = 8;
-  for (; v.size >= 8 && at + E <= v.size; at += E) {
-    if (!preadAll(fd, buf.data(), E, off_t(at))) break;
-    MetaFileEntry e;
-    e.gap = buf[0] != 0;
-    memcpy(&e.count, &buf[1], 8);
-    memcpy(&e.bitCount, &buf[9], 8);
-    e.bitmap.assign(buf.begin() + 17, buf.end());
-    v.entries.push_back(std::move(e));
-  }
-  if (v.size > at) v.trailing = v.size - at;
-  ::close(fd);
-  return v;
 }
 
 }  // namespace storage

@@ -86,7 +86,6 @@ class MetaIndex {
   void flush(uint64_t durable);
   void flush() { flush(UINT64_MAX); }  // the data holds every record
   uint64_t records() const;
-  int entrySize() const { return 17 + (bits_ + 7) / 8; }
   int bytes() const { return (bits_ + 7) / 8; }
 
  private:

@@ -5,7 +5,7 @@
 # Targets (FUZZ_TARGET=..., default fuzz_compile):
 #   fuzz_compile  RQL text: parse + compile + dumps
 #   fuzz_desc     .desc descriptor text (storage/descriptor.cpp)
-#   fuzz_store    .desc + .meta + data opened as xtrdb and the engine do (storage/store.cpp)
+#   fuzz_store    .desc + .meta + data opened as xtrdb and the engine do (storage/store.cpp, meta_index.cpp)
 #   fuzz_wire     IPC byte streams: FrameReader and the tree text (ipc/wire.cpp)
 #   fuzz_config   the TOML configuration file (tools/config.cpp)
 #   fuzz_source   TEXTFILE sources under a few layouts (storage/source.cpp)

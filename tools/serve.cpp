@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "storage/element_text.hpp"
 #include "tools/adhoc.hpp"
 
 namespace tools {
@@ -96,7 +97,7 @@ void ClientWiring::publish(const std::vector<const std::string*>& wrote) {
     nulls_.clear();
     for (size_t e = 0; e < layout->elems.size(); ++e) {
       const ir::Element& el = layout->elems[e];
-      values_.push_back(ipc::valueText(el.type, data + el.offset, el.size));
+      values_.push_back(storage::elementText(el.type, data + el.offset, el.size));
       nulls_.push_back(nl[e] != 0);
     }
     srv_.publish(id, values_, nulls_);

@@ -217,7 +217,7 @@ TEST_CASE("value text per type", "[ipc]") {
     memcpy(b.data(), &v, sizeof v);
     return b;
   };
-  auto text = [](ir::Type t, const std::vector<uint8_t>& b) { return ipc::valueText(t, b.data(), int(b.size())); };
+  auto text = [](ir::Type t, const std::vector<uint8_t>& b) { return storage::elementText(t, b.data(), int(b.size())); };
   CHECK(text(ir::Type::BYTE, {200}) == "200");
   CHECK(text(ir::Type::INTEGER, bytes(int32_t(-42))) == "-42");
   CHECK(text(ir::Type::UINT, bytes(uint32_t(4000000000u))) == "4000000000");
@@ -227,10 +227,10 @@ TEST_CASE("value text per type", "[ipc]") {
   CHECK(text(ir::Type::DOUBLE, bytes(2.333)) == "2.333");
   CHECK(text(ir::Type::DOUBLE, bytes(100000.0)) == "100000");
   int32_t rat[2] = {3, 4};
-  CHECK(ipc::valueText(ir::Type::RATIONAL, reinterpret_cast<uint8_t*>(rat), 8) == "3/4");
+  CHECK(storage::elementText(ir::Type::RATIONAL, reinterpret_cast<uint8_t*>(rat), 8) == "3/4");
   const char s[8] = {'a', 'b', 'c', 0, 'x', 0, 0, 0};
-  CHECK(ipc::valueText(ir::Type::STRING, reinterpret_cast<const uint8_t*>(s), 8) == "abc");
-  CHECK(ipc::valueText(ir::Type::STRING, reinterpret_cast<const uint8_t*>("full"), 4) == "full");
+  CHECK(storage::elementText(ir::Type::STRING, reinterpret_cast<const uint8_t*>(s), 8) == "abc");
+  CHECK(storage::elementText(ir::Type::STRING, reinterpret_cast<const uint8_t*>("full"), 4) == "full");
 }
 
 TEST_CASE("socket path, mode 0600, stale socket replaced, live one refused", "[ipc]") {

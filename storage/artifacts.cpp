@@ -1,0 +1,222 @@
+// The artifact family of one stream: descriptor, file names, opening, removal, rotation.
+#include "artifacts.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+
+namespace storage {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string upper(std::string s) {
+  for (auto& c : s) c = char(toupper((unsigned char)c));
+  return s;
+}
+
+bool allDigits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The directory holding `file` ("." for a bare name).
+fs::path dirOf(const std::string& file) {
+  fs::path p(file);
+  return p.has_parent_path() ? p.parent_path() : fs::path(".");
+}
+
+std::string parentOf(const std::string& file) { return fs::path(file).parent_path().string(); }
+std::string fileName(const std::string& file) { return fs::path(file).filename().string(); }
+
+DescEntry configEntry(DescEntry::Kind kind, const std::string& name, int capacity = 0, int segments = 0) {
+  DescEntry e;
+  e.kind = kind;
+  e.name = name;
+  e.capacity = capacity;
+  e.segments = segments;
+  return e;
+}
+
+}  // namespace
+
+// ================================================================ names
+ArtifactPaths::ArtifactPaths(std::string data, std::string desc)
+    : data_(std::move(data)), desc_(std::move(desc)), dir_(parentOf(data_)), stem_(fileName(data_)) {}
+
+ArtifactPaths ArtifactPaths::forQuery(const std::string& dir, const ir::Query& q) {
+  if (q.isDeclaration()) return forSource(dir, q.id, q.filename);
+  return forStream(dir, q.id, q.filename.empty() ? q.id : q.filename);
+}
+
+ArtifactPaths ArtifactPaths::forStream(const std::string& dir, const std::string& id, const std::string& dataName) {
+  ArtifactPaths p(dir + dataName, dir + id + ".desc");
+  p.dir_ = dir;
+  p.stem_ = dataName;
+  return p;
+}
+
+ArtifactPaths ArtifactPaths::forSource(const std::string& dir, const std::string& id, const std::string& source) {
+  return ArtifactPaths(source, dir + id + ".desc");
+}
+
+std::string ArtifactPaths::inDir(const std::string& dir, const std::string& name) {
+  return dir.empty() ? name : (fs::path(dir) / name).string();
+}
+
+ArtifactPaths ArtifactPaths::forFile(const std::string& dir, const std::string& name) {
+  const size_t old = name.find(".old");
+  return ArtifactPaths(inDir(dir, name), inDir(dir, (old == std::string::npos ? name : name.substr(0, old)) + ".desc"));
+}
+
+ArtifactPaths ArtifactPaths::atBase(const std::string& base) { return ArtifactPaths(base, base + ".desc"); }
+
+// ================================================================ directory scans
+std::vector<SegmentFile> ArtifactPaths::segments() const {
+  std::vector<SegmentFile> out;
+  const std::string prefix = fileName(data_) + "_segment_";
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dirOf(data_), ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) != 0 || !allDigits(n.substr(prefix.size()))) continue;
+    std::error_code tc;
+    out.push_back({std::stoull(n.substr(prefix.size())), n, e.path().string(), e.is_regular_file(tc)});
+  }
+  std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.index < b.index; });
+  return out;
+}
+
+std::vector<RotatedFile> ArtifactPaths::rotated() const {
+  std::vector<RotatedFile> out;
+  const std::string stem = fileName(data_);
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dirOf(data_), ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    std::string n = e.path().filename().string();
+    if (n.rfind(stem, 0) != 0) continue;
+    size_t at = n.find(".old", stem.size());
+    if (at == std::string::npos || !allDigits(n.substr(at + 4))) continue;
+    out.push_back({std::stoull(n.substr(at + 4)), n.substr(stem.size(), at - stem.size()), n, e.path().string()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](auto& a, auto& b) { return a.counter != b.counter ? a.counter > b.counter : a.ext < b.ext; });
+  return out;
+}
+
+int ArtifactPaths::nextRotation(int from) const {
+  std::error_code ec;
+  const std::string& data = stem_;
+  for (auto& e : fs::directory_iterator(dir_.empty() ? fs::path(".") : fs::path(dir_), ec)) {
+    std::string n = e.path().filename().string();
+    auto at = n.rfind(".old");
+    if (at == std::string::npos || n.compare(0, data.size(), data) != 0) continue;
+    if (n.size() <= data.size() || (n[data.size()] != '.' && n[data.size()] != '_')) continue;
+    std::string k = n.substr(at + 4);
+    if (k.empty() || k.find_first_not_of("0123456789") != std::string::npos || k.size() > 9) continue;
+    from = std::max(from, std::stoi(k) + 1);
+  }
+  return from;
+}
+
+void ArtifactPaths::remove(unsigned which) const {
+  const std::pair<unsigned, std::string> files[] = {
+      {kData, data_}, {kDesc, desc_}, {kMeta, meta()}, {kShadow, shadow()}, {kMetaShadow, metaShadow()}};
+  for (auto& [bit, f] : files)
+    if ((which & bit) && !f.empty()) std::remove(f.c_str());
+  if (!(which & kSegments)) return;
+  std::error_code ec;
+  const std::string prefix = fileName(data_) + "_segment_";
+  for (auto& e : fs::directory_iterator(dirOf(data_), ec))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove(e.path(), ec);
+}
+
+// ================================================================ descriptor
+Descriptor descriptorFor(const std::vector<ir::Field>& schema) {
+  Descriptor d;
+  for (auto& f : schema) {
+    DescEntry e;
+    e.type = f.type;
+    e.name = f.name;
+    e.count = f.type == ir::Type::STRING ? f.rlen * f.rarray : f.rarray;
+    d.entries.push_back(e);
+  }
+  return d;
+}
+
+std::vector<ir::Field> schemaOf(const Descriptor& d) {
+  std::vector<ir::Field> schema;
+  for (auto& e : d.entries) {
+    if (!e.isData()) continue;
+    ir::Field f;
+    f.name = e.name;
+    f.type = e.type;
+    f.rlen = e.type == ir::Type::STRING ? e.count : ir::typeSize(e.type);
+    f.rarray = e.type == ir::Type::STRING ? 1 : e.count;
+    schema.push_back(f);
+  }
+  return schema;
+}
+
+Descriptor descriptorFor(const ir::Query& q) {
+  using K = DescEntry::Kind;
+  Descriptor d = descriptorFor(q.schema);
+  if (q.isDeclaration()) {
+    d.entries.push_back(configEntry(K::REF, q.filename));
+    d.entries.push_back(configEntry(K::TYPE, q.sourceKind == ir::SourceKind::TEXTSOURCE ? "TEXTSOURCE" : "DEVICE"));
+    return d;
+  }
+  if (q.retentionCapacity || q.retentionSegments)
+    d.entries.push_back(configEntry(K::RETENTION, "", q.retentionCapacity, q.retentionSegments));
+  const std::string profile = upper(q.storageProfile);
+  if (q.policyCapacity != 0) {
+    d.entries.push_back(configEntry(K::RETMEMORY, "", q.policyCapacity));
+    // An explicit STORAGE clause wins over the policy's profile.
+    const bool clause = q.storageProfile != "DEFAULT" && !q.isVolatile;
+    d.entries.push_back(configEntry(K::TYPE, clause ? profile : upper(q.policyProfile)));
+  } else if (profile != "DEFAULT") {
+    d.entries.push_back(configEntry(K::TYPE, profile));
+  }
+  return d;
+}
+
+void adoptDeclaredDescriptor(const ArtifactPaths& p, const Descriptor& d) {
+  std::error_code ec;
+  if (!fs::exists(p.desc(), ec)) {
+    d.save(p.desc());
+    return;
+  }
+  auto stored = Descriptor::load(p.desc());
+  if (!d.compatibleWith(stored))
+    throw DescError("storage: descriptor schema mismatch in " + p.desc() + " — remove data files and restart");
+  // The source may have moved: the descriptor names the file this run reads.
+  if (stored.ref() != d.ref() || stored.profile() != d.profile()) d.save(p.desc());
+}
+
+// ================================================================ stores
+void FamilyStores::append(const uint8_t* rec, const std::vector<uint8_t>& bitmap) {
+  store->append(rec);
+  meta->append(bitmap);
+}
+
+void FamilyStores::flush() {
+  store->flush();
+  meta->flush(store->durable());
+}
+
+FamilyStores openFamily(const ArtifactPaths& p, const Descriptor& d, const std::string& profile, int recordSize) {
+  FamilyStores f;
+  f.store = openStore(profile, p.data(), recordSize, d.retention(), d.retMemory());
+  f.meta = std::make_unique<MetaIndex>(p.meta(), int(d.entries.size()), f.store->shadowed());
+  // A crashed writer's index never runs ahead of its data (nor stays behind it).
+  f.meta->align(f.store->count());
+  return f;
+}
+
+FamilyStores startFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, bool fresh) {
+  if (fresh) p.remove(kAllArtifacts);
+  d.save(p.desc());
+  return openFamily(p, d, d.profile().value_or("DEFAULT"), recordSize);
+}
+
+}  // namespace storage

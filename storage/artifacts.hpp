@@ -1,0 +1,120 @@
+// The artifact family of one stream: its descriptor from the query, every file
+// name of the family (data, .desc, .meta, .shadow, .meta.shadow, _segment_<k>,
+// .old<k>, .tmp), opening its store and index together, removal and rotation.
+// Those names are composed here and nowhere else.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "descriptor.hpp"
+#include "ir/ir.hpp"
+#include "store.hpp"
+
+namespace storage {
+
+// A `.shadow` entry of a data file: the record's byte position (8 bytes), then the record.
+inline int shadowEntrySize(int recordSize) { return 8 + recordSize; }
+
+// Files of a family, as a mask for ArtifactPaths::remove.
+enum Artifact : unsigned {
+  kData = 1,
+  kDesc = 2,
+  kMeta = 4,
+  kShadow = 8,
+  kMetaShadow = 16,
+  kSegments = 32,  // every file named <data>_segment_*, their shadows too
+  kAllArtifacts = 63,
+};
+
+// `<data>_segment_<index>` found beside the data file.
+struct SegmentFile {
+  uint64_t index = 0;
+  std::string name, path;  // file name; path as found in the directory
+  bool regular = false;
+};
+
+// `<stem><ext>.old<counter>` found beside the data file (storage.md §8.3).
+struct RotatedFile {
+  uint64_t counter = 0;
+  std::string ext, name, path;
+};
+
+class ArtifactPaths {
+ public:
+  // A data file and its descriptor, both given (the descriptor may be empty: a store's own files).
+  explicit ArtifactPaths(std::string data, std::string desc = "");
+  // A run's stream: `<dir><id>.desc`; data `<dir><filename or id>`, a declared
+  // stream's source file as written. `dir` is the storage directory as the plan
+  // holds it (empty or ending in '/').
+  static ArtifactPaths forQuery(const std::string& dir, const ir::Query& q);
+  static ArtifactPaths forStream(const std::string& dir, const std::string& id, const std::string& dataName);
+  static ArtifactPaths forSource(const std::string& dir, const std::string& id, const std::string& source);
+  // The inspector's file `name` in `dir` (a path join; `dir` may be empty): data
+  // `dir/name`, descriptor `dir/<name up to .old>.desc`.
+  static ArtifactPaths forFile(const std::string& dir, const std::string& name);
+  // The storage map of `base`: data `base`, descriptor `base.desc`.
+  static ArtifactPaths atBase(const std::string& base);
+
+  const std::string& data() const { return data_; }
+  const std::string& desc() const { return desc_; }
+  std::string meta() const { return data_ + ".meta"; }
+  std::string shadow() const { return shadowOf(data_); }
+  std::string metaShadow() const { return shadowOf(meta()); }
+  std::string segment(uint64_t k) const { return data_ + "_segment_" + std::to_string(k); }
+  // Segments found beside the data file, by index.
+  std::vector<SegmentFile> segments() const;
+  // Rotated files of the data file's name, newest counter first, then by ext.
+  std::vector<RotatedFile> rotated() const;
+  // The rotation counter that overwrites no earlier archive: at least `from`,
+  // above every `<stem>[._]*.old<k>` (k of at most 9 digits) in the directory.
+  int nextRotation(int from) const;
+  // Removes the files in `which` (missing ones are no error).
+  void remove(unsigned which) const;
+
+  std::string segmentPattern() const { return data_ + "_segment_*"; }  // as the storage map names them
+
+  // `name` in `dir`, a path join (`name` itself when `dir` is empty).
+  static std::string inDir(const std::string& dir, const std::string& name);
+  static std::string shadowOf(const std::string& file) { return file + ".shadow"; }
+  static std::string rotatedOf(const std::string& file, int k) { return file + ".old" + std::to_string(k); }
+  static std::string tmpOf(const std::string& file) { return file + ".tmp"; }
+
+ private:
+  std::string data_, desc_;
+  std::string dir_, stem_;  // where and under which name nextRotation() looks
+};
+
+// The descriptor of a query's artifacts: its schema's data fields, then for a
+// declaration REF and TYPE (TEXTSOURCE or DEVICE), for a computed stream
+// RETENTION, RETMEMORY and TYPE as its clauses say. The store opens with
+// `profile().value_or("DEFAULT")`.
+Descriptor descriptorFor(const ir::Query& q);
+// The data fields alone.
+Descriptor descriptorFor(const std::vector<ir::Field>& schema);
+// The other way: the data fields as a schema (a declared source's layout).
+std::vector<ir::Field> schemaOf(const Descriptor& d);
+
+// A declared stream's descriptor: written when missing; an existing one must be
+// compatible (DescError "storage: descriptor schema mismatch ...") and is
+// rewritten when the source file or its kind changed.
+void adoptDeclaredDescriptor(const ArtifactPaths& p, const Descriptor& d);
+
+// The data store and its NULL index, opened together; the index is cut back
+// (padded) to the data's whole records. Data first, index never ahead.
+struct FamilyStores {
+  std::unique_ptr<Store> store;
+  std::unique_ptr<MetaIndex> meta;
+
+  void append(const uint8_t* rec, const std::vector<uint8_t>& bitmap);
+  // Writes the buffered records, then the index entries covering them.
+  void flush();
+};
+FamilyStores openFamily(const ArtifactPaths& p, const Descriptor& d, const std::string& profile, int recordSize);
+// A run's computed stream: with `fresh` the whole family is removed first; the
+// descriptor is written, then store and index are opened with d's profile.
+FamilyStores startFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, bool fresh);
+
+}  // namespace storage
