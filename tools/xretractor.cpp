@@ -23,6 +23,7 @@
 #include "ipc/ipc.hpp"
 #include "storage/lock.hpp"
 #include "tools/config.hpp"
+#include "tools/log.hpp"
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
 #include "ir/dump.hpp"
@@ -348,7 +349,7 @@ int runMode(int argc, char** argv) {
   sopt.minQueueElements = gConfig.minQueueElements;
   sopt.maxClients = gConfig.maxClients;
   sopt.idleTimeoutMs = gConfig.clientIdleTimeoutMs;
-  sopt.log = [](const std::string& m) { fmt::print(stderr, "xretractor: {}\n", m); };
+  sopt.log = tools::LogSink{.stderrPrefix = "xretractor: "};
   const std::string socket = ipc::socketPath(gConfig.lockDir, name);
   // The lock first (a second instance stops here), then the socket, then "PID:".
   InstanceLock lock;
