@@ -1,6 +1,7 @@
 // xqry: the client of a running xretractor (tools.md §2): stream list, detail,
 // hello, kill, ad hoc queries and subscriptions printed as raw, graphite,
-// influxdb, gnuplot, CSV or JSON lines.
+// influxdb, gnuplot, CSV or JSON lines. This file: options, commands and the
+// connection; the output side (formats, JSON lines, YAML) is xqry_render.cpp.
 #include <fmt/format.h>
 #include <poll.h>
 #include <termios.h>
@@ -200,7 +201,7 @@ int cmdStats(Session& s, const Options&) {
   const ipc::Tree* db = r.child("db");
   if (!db) throw std::runtime_error("No such node (db)");
   Json status = Json::object();
-  for (auto& [k, v] : db->children) status[k] = v.value;
+  for (auto& [k, v] : db->children) appendEntry(status, k, v.value);
   Json doc = yamlDocument();
   doc["status"] = std::move(status);
   outYaml(doc);
@@ -286,11 +287,10 @@ int cmdDetail(Session& s, const Options& o) {
   // RATIONAL results rounded to the nearest representable fraction (shown when any were).
   if (const std::string rounded = d.get("db.rounded"); !rounded.empty() && rounded != "0") stream["rounded"] = rounded;
   Json fields = Json::object();
-  auto& entries = fields.get_ref<Json::object_t&>();  // appended as they come: a DECLARE may repeat a name
   for (auto& [name, type] : sc.fields) {
     Json field;
     field["type"] = type;
-    entries.emplace_back(o.detail + "." + name, std::move(field));
+    appendEntry(fields, o.detail + "." + name, std::move(field));
   }
   Json doc = yamlDocument();
   doc["stream"] = std::move(stream);

@@ -37,6 +37,9 @@ void out(const std::string& s);
 void outJson(const Json& j);    // one line: the compact JSON text of j
 void outYaml(const Json& doc);  // "---", then doc as YAML
 Json event(const char* name);   // a JSON-lines event: {"version":1,"event":name}
+// Appends key: value to the object `map` even when the key is there already: a
+// mapping taken from a reply keeps every entry (a DECLARE may name two fields alike).
+void appendEntry(Json& map, const std::string& key, Json value);
 void jsonError(const std::string& code, const std::string& message);
 Json schemaEvent(const std::string& stream, const Schema& s);
 std::string csvField(const std::string& s);

@@ -89,6 +89,10 @@ Json event(const char* name) {
   return j;
 }
 
+void appendEntry(Json& map, const std::string& key, Json value) {
+  map.get_ref<Json::object_t&>().emplace_back(key, std::move(value));
+}
+
 void jsonError(const std::string& code, const std::string& message) {
   Json j = event("error");
   j["code"] = code;
