@@ -24,6 +24,7 @@
 #include "storage/lock.hpp"
 #include "tools/config.hpp"
 #include "tools/instance.hpp"
+#include "tools/log.hpp"
 #include "tools/serve.hpp"
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
@@ -289,7 +290,7 @@ struct Instance {
     sopt.minQueueElements = gConfig.minQueueElements;
     sopt.maxClients = gConfig.maxClients;
     sopt.idleTimeoutMs = gConfig.clientIdleTimeoutMs;
-    sopt.log = [](const std::string& m) { fmt::print(stderr, "xretractor: {}\n", m); };
+    sopt.log = tools::LogSink{.stderrPrefix = "xretractor: "};
     std::string ipcError;
     server = ipc::Server::open(socket, ipcError, sopt);
     if (!server) {

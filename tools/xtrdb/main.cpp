@@ -16,22 +16,19 @@
 
 #include "build_config.h"
 #include "common.hpp"
+#include "tools/log.hpp"
 #include "session.hpp"
 
 namespace xtrdb {
 
 namespace fs = std::filesystem;
 
-std::string tmpPath(const std::string& name) {
-  std::error_code ec;
-  fs::path dir = fs::temp_directory_path(ec);
-  if (ec) dir = "/tmp";
-  return (dir / name).string();
-}
+std::string tmpPath(const std::string& name) { return tools::tempPath(name, "/tmp"); }
 
+// Diagnostics that the reference only logs go to <tmp>/xtrdb.log.
 void logLine(const std::string& msg) {
-  static std::ofstream log(tmpPath("xtrdb.log"), std::ios::app);
-  if (log) log << "xtrdb: " << msg << '\n' << std::flush;
+  static const tools::LogSink sink{.toStderr = false, .path = tmpPath("xtrdb.log"), .filePrefix = "xtrdb: "};
+  sink(msg);
 }
 
 std::string entryName(const storage::DescEntry& e) {
