@@ -176,12 +176,7 @@ void Engine::finish() {
     std::string err = m.closeArtifacts(*s, m.rotation);
     if (failed.empty()) failed = err;
     else if (!err.empty()) fprintf(stderr, "FATAL: %s\n", err.c_str());  // the first one is thrown
-    // DISPOSABLE: the source is consumed; its file and descriptor go at shutdown.
-    if (s->declared && s->q->isDisposable) {
-      s->source.reset();
-      std::remove(s->q->filename.c_str());
-      std::remove((m.storageDir + s->q->id + ".desc").c_str());
-    }
+    if (s->declared && s->q->isDisposable) m.removeDisposable(*s);
   }
   if (m.rotation >= 0) {
     std::ofstream out(m.rotationFile, std::ios::trunc);

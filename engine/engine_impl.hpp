@@ -108,6 +108,7 @@ struct Engine::Impl {
 
   std::string closeArtifacts(Stream& s, int rotation);
   void nextRotation();  // the rotation counter: past every archive on disk
+  void removeDisposable(Stream& s);
   void dropGraph();
 
   // ------------------------------------------------------------ live plan
