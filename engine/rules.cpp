@@ -1,5 +1,7 @@
 #include "rules.hpp"
 
+#include "storage/artifacts.hpp"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -103,11 +105,7 @@ int StreamRules::historyNeeded() const {
 }
 
 std::string StreamRules::dumpPath(RuleRuntime& r) {
-  // The first trigger writes _dump.tmp; with RETENTION n later ones cycle _dump_0 .. _dump_{n-1}.
-  std::string base = dir_ + q_.id + "_" + r.rule->name + "_dump";
-  int k = r.triggers++;
-  if (r.rule->dumpRetention <= 0 || k == 0) return base + ".tmp";
-  return base + "_" + std::to_string((k - 1) % r.rule->dumpRetention) + ".tmp";
+  return storage::ruleDumpPath(dir_, q_.id, r.rule->name, r.triggers++, r.rule->dumpRetention);
 }
 
 void StreamRules::write(DumpTask& t, const uint8_t* rec) {

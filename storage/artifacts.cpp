@@ -131,6 +131,12 @@ void ArtifactPaths::remove(unsigned which) const {
     if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove(e.path(), ec);
 }
 
+std::string ruleDumpPath(const std::string& dir, const std::string& id, const std::string& rule, int k, int retention) {
+  const std::string base = dir + id + "_" + rule + "_dump";
+  if (retention <= 0 || k == 0) return base + ".tmp";
+  return base + "_" + std::to_string((k - 1) % retention) + ".tmp";
+}
+
 // ================================================================ descriptor
 Descriptor descriptorFor(const std::vector<ir::Field>& schema) {
   Descriptor d;

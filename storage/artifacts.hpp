@@ -87,6 +87,11 @@ class ArtifactPaths {
   std::string dir_, stem_;  // where and under which name nextRotation() looks
 };
 
+// The dump file a RULE's trigger number `k` (0, 1, ...) writes in `dir`:
+// `<id>_<rule>_dump.tmp` first; with RETENTION n > 0 the later ones cycle
+// through `<id>_<rule>_dump_0.tmp` .. `_dump_<n-1>.tmp`.
+std::string ruleDumpPath(const std::string& dir, const std::string& id, const std::string& rule, int k, int retention);
+
 // The descriptor of a query's artifacts: its schema's data fields, then for a
 // declaration REF and TYPE (TEXTSOURCE or DEVICE), for a computed stream
 // RETENTION, RETMEMORY and TYPE as its clauses say. The store opens with
