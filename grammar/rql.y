@@ -57,6 +57,7 @@ struct Ctx {
 
 %code {
 #include "grammar/line_parser.hpp"
+#include "ir/profiles.hpp"
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -203,7 +204,7 @@ item: statement
         if (q.storageProfile != "DEFAULT") throw SyntaxError("a SELECT takes one STORAGE clause", @1);
         if ($2 == "DEVICE" || $2 == "TEXTSOURCE")
           throw ir::CompileError("STORAGE " + $2 + " of stream " + q.id +
-              " is not a storage profile but a source kind of DECLARE; use DEFAULT, MEMORY, DIRECT, POSIX, POSIXSHD or GENERIC", @2);
+              " is not a storage profile but a source kind of DECLARE; use " + ir::profileNames(), @2);
         q.storageProfile = $2;
       }
     ;

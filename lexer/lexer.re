@@ -1,6 +1,8 @@
 // RQL lexer. re2c generates the scanner from the rules below.
 #include "lexer.hpp"
 
+#include "ir/profiles.hpp"
+
 #include <cstring>
 
 namespace rql {
@@ -112,13 +114,9 @@ const char* tokName(Tok t) {
   return "?";
 }
 
+// A quoted profile word ('memory'), or a source kind a clause may name instead.
 static bool isProfileWord(const std::string& s) {
-  static const char* words[] = {"memory", "MEMORY", "default", "DEFAULT", "direct", "DIRECT", "posix", "POSIX",
-                                "posixshd", "POSIXSHD", "generic", "GENERIC", "device", "DEVICE",
-                                "textsource", "TEXTSOURCE"};
-  for (auto* w : words)
-    if (s == w) return true;
-  return false;
+  return ir::isProfileKeyword(s) || s == "device" || s == "DEVICE" || s == "textsource" || s == "TEXTSOURCE";
 }
 
 static std::string upper(std::string s) {
@@ -230,9 +228,7 @@ std::vector<Lexeme> lexLine(const LogicalLine& line) {
       "DOUBLE" | "Double" { emitType(ir::Type::DOUBLE); continue; }
       "STRING" | "String" { emitType(ir::Type::STRING); continue; }
 
-      "MEMORY" | "memory" | "DEFAULT" | "default" | "DIRECT" | "direct" | "POSIX" | "posix"
-      | "POSIXSHD" | "posixshd" | "GENERIC" | "generic" | "TEXTSOURCE" | "textsource" {
-        emit(Tok::PROFILE, upper(std::string(tokStart, YYCURSOR))); continue; }
+      "TEXTSOURCE" | "textsource" { emit(Tok::PROFILE, "TEXTSOURCE"); continue; }
 
       "to_string" { emit(Tok::TO_STRING, "to_string"); continue; }
       "to_integer" | "to_float" | "to_double"
@@ -240,7 +236,11 @@ std::vector<Lexeme> lexLine(const LogicalLine& line) {
       | "FloatCast" | "IntCast" | "Count" | "Crc" | "Sum" | "IsZero" | "IsNonZero" | "isnull" {
         emit(Tok::FN_WORD, std::string(tokStart, YYCURSOR)); continue; }
 
-      id { emit(Tok::ID, std::string(tokStart, YYCURSOR)); continue; }
+      id {
+        std::string w(tokStart, YYCURSOR);
+        if (ir::isProfileKeyword(w)) emit(Tok::PROFILE, upper(w));  // profiles.def's words
+        else emit(Tok::ID, w);
+        continue; }
       (digit+ | digit+ "." digit* | "." digit+) "E" [+-]? digit+ {
         fail("exponent notation is not supported in numbers: '" + std::string(tokStart, YYCURSOR) + "'", tokStart);
         return out; }

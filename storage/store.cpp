@@ -1,6 +1,8 @@
 // The record stores of the storage profiles: one file, RETENTION segments, memory.
 #include "store.hpp"
 
+#include "ir/profiles.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -312,25 +314,22 @@ class MemoryStore : public Store {
 
 }  // namespace
 
-bool isWritableProfile(const std::string& p) {
-  return p == "DEFAULT" || p == "DIRECT" || p == "POSIX" || p == "POSIXSHD" || p == "GENERIC" || p == "MEMORY";
-}
+bool isWritableProfile(const std::string& p) { return ir::findProfile(p) != nullptr; }
 
 std::unique_ptr<Store> openStore(const std::string& profile, const std::string& path, int recordSize,
                                  std::pair<int, int> retention, int ring) {
   if (recordSize <= 0) throw StorageError("storage: empty descriptor for " + path);
+  const ir::StorageProfile* p = ir::findProfile(profile);
+  if (!p) throw StorageError("storage: unsupported storage type '" + profile + "'");
   const bool segmented = retention.first != 0 || retention.second != 0;
-  if (profile == "DEFAULT") {
-    if (segmented) return std::make_unique<SegmentedStore>(path, recordSize, true, retention.first, retention.second);
-    return std::make_unique<FileStore>(path, recordSize, true);
+  switch (p->store) {
+    case ir::StoreKind::SEGMENTABLE:
+      if (segmented)
+        return std::make_unique<SegmentedStore>(path, recordSize, p->shadow, retention.first, retention.second);
+      return std::make_unique<FileStore>(path, recordSize, p->shadow);
+    case ir::StoreKind::FILE: return std::make_unique<FileStore>(path, recordSize, p->shadow);
+    case ir::StoreKind::MEMORY: return std::make_unique<MemoryStore>(path, recordSize, ring);
   }
-  if (profile == "DIRECT") {
-    if (segmented) return std::make_unique<SegmentedStore>(path, recordSize, false, retention.first, retention.second);
-    return std::make_unique<FileStore>(path, recordSize, false);
-  }
-  if (profile == "POSIX" || profile == "GENERIC") return std::make_unique<FileStore>(path, recordSize, false);
-  if (profile == "POSIXSHD") return std::make_unique<FileStore>(path, recordSize, true);
-  if (profile == "MEMORY") return std::make_unique<MemoryStore>(path, recordSize, ring);
   throw StorageError("storage: unsupported storage type '" + profile + "'");
 }
 

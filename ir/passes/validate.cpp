@@ -5,6 +5,8 @@
 #include "flat.hpp"
 #include "passes.hpp"
 
+#include "ir/profiles.hpp"
+
 namespace ir::passes {
 
 void checkDuplicateNames(const Plan& p) {
@@ -204,15 +206,9 @@ void validateDirectives(const Plan& p) {
   for (auto& q : p.queries) {
     if (q.id != ":SUBSTRAT") continue;
     std::string v = q.filename;
-    for (auto& c : v) c = char(tolower((unsigned char)c));
-    static const char* ok[] = {"memory", "default", "direct", "posix", "posixshd", "generic"};
-    bool good = false;
-    for (auto* o : ok)
-      if (v == o) good = true;
-    if (!good)
-      throw CompileError("SUBSTRAT '" + q.filename +
-                             "' is not a storage profile; use DEFAULT, MEMORY, DIRECT, POSIX, POSIXSHD or GENERIC",
-                         q.loc);
+    for (auto& c : v) c = char(toupper((unsigned char)c));  // any case here
+    if (!findProfile(v))
+      throw CompileError("SUBSTRAT '" + q.filename + "' is not a storage profile; use " + profileNames(), q.loc);
   }
 }
 

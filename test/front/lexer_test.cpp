@@ -1,5 +1,6 @@
 // Lexer: logical lines (language.md §1.1) and tokens (§1.2, §1.3).
 #include "../unit_helpers.hpp"
+#include "ir/profiles.hpp"
 
 using rql::Tok;
 
@@ -199,4 +200,15 @@ TEST_CASE("lexer: tokens carry their physical column", "[lexer][loc]") {
   REQUIRE(l.size() == 3);
   CHECK(l[0].loc.col == 1);
   CHECK(l[1].loc.col == 9);
+}
+
+TEST_CASE("storage profile words come from the profile table", "[lexer][profiles]") {
+  CHECK(lex("posixshd MEMORY Default textsource") == "storage profile:POSIXSHD storage profile:MEMORY identifier:Default "
+                                                     "storage profile:TEXTSOURCE");
+  CHECK(lex("posixshdx memory_1") == "identifier:posixshdx identifier:memory_1");
+  CHECK(lex("'direct' 'Direct' 'device'") == "profile string:direct string:Direct profile string:device");
+  CHECK(ir::profileNames() == "DEFAULT, MEMORY, DIRECT, POSIX, POSIXSHD or GENERIC");
+  REQUIRE(ir::findProfile("POSIXSHD"));
+  CHECK(ir::findProfile("POSIXSHD")->shadow);
+  CHECK(ir::findProfile("posix") == nullptr);
 }
