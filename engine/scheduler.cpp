@@ -98,6 +98,7 @@ using Clock = std::chrono::steady_clock;
 
 // One call of Engine::run: the clock's anchor, the slots run, what clients hear.
 struct Run {
+  Run(Engine::Impl& impl, const std::atomic<bool>& st, const SlotHooks& h) : m(impl), stop(st), hooks(h) {}
   Engine::Impl& m;
   const std::atomic<bool>& stop;
   const SlotHooks& hooks;
@@ -217,7 +218,7 @@ struct Run {
 
 int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   Impl& m = *impl_;
-  Run r{m, stop, hooks};
+  Run r(m, stop, hooks);
   // Clocked: wake at the deadline, not up to the default 50 us timer slack later.
   if (!m.opt.noClock) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   if (r.listening()) {  // the zero step: every source has its record 0
