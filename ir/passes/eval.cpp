@@ -102,30 +102,29 @@ std::optional<Value> binary(Op op, const Value& l, const Value& r) {
   return std::nullopt;
 }
 
+// A call folded by its row's folding rule.
 std::optional<Value> call(const std::string& name, const Value& a) {
   auto fn = findFunction(name);
   if (!fn) return std::nullopt;
-  std::string n = fn->name;
   Type at = valueType(a);
   auto d = asDouble(a);
   if (!d) return std::nullopt;
-  if (n == "to_integer") return castTo(Type::INTEGER, std::trunc(*d));
-  if (n == "to_float") return Value(float(*d));
-  if (n == "to_double") return Value(*d);
-  if (n == "isnull") return Value(int32_t(0));
-  if (n == "null2zero") return a;
-  double v;
-  if (n == "Sqrt") {
-    if (*d < 0) return std::nullopt;
-    v = std::sqrt(*d);
-  } else if (n == "Ceil") v = std::ceil(*d);
-  else if (n == "Floor") v = std::floor(*d);
-  else if (n == "Abs") v = std::fabs(*d);
-  else if (n == "round") v = std::round(*d);
-  else if (n == "trunc") v = std::trunc(*d);
-  else return std::nullopt;
-  if (at == Type::BYTE || at == Type::INTEGER || at == Type::UINT) v = std::trunc(v);
-  return castTo(at, v);
+  switch (fn->fold) {
+    case FoldRule::NONE: return std::nullopt;
+    case FoldRule::ZERO: return Value(int32_t(0));
+    case FoldRule::IDENTITY: return a;
+    case FoldRule::CONVERT:
+      if (fn->result == ResultRule::INTEGER) return castTo(Type::INTEGER, std::trunc(*d));
+      if (fn->result == ResultRule::FLOAT) return Value(float(*d));
+      if (fn->result == ResultRule::DOUBLE) return Value(*d);
+      return std::nullopt;
+    case FoldRule::MATH: {
+      double v = fn->math(*d);  // a result outside the domain (NaN, infinities) is not folded
+      if (isIntegral(at)) v = std::trunc(v);
+      return castTo(at, v);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace

@@ -140,12 +140,12 @@ struct Inference {
           Shape a = pop();
           auto fn = findFunction(std::get<std::string>(t.v));
           if (!fn) return std::nullopt;
-          std::string name = fn->name;
-          if (name == "to_string") {
+          const std::string name = fn->name;
+          if (fn->result == ResultRule::STRING) {
             st.push_back(stringOf(32));
             break;
           }
-          if (name == "null2zero") {
+          if (fn->result == ResultRule::KEEP) {
             st.push_back(a);
             break;
           }
@@ -155,15 +155,9 @@ struct Inference {
                                    "require an explicit conversion. Write " + name +
                                    "(to_double(x)). Note that stream reducers MIN/MAX/AVG/SUMC produce RATIONAL.",
                                q.loc);
-          Type rt = a.type;
-          switch (fn->result) {
-            case ResultRule::SAME: rt = a.type; break;
-            case ResultRule::INTEGER: rt = Type::INTEGER; break;
-            case ResultRule::FLOAT: rt = Type::FLOAT; break;
-            case ResultRule::DOUBLE: rt = Type::DOUBLE; break;
-            case ResultRule::STRING: rt = Type::STRING; break;
-          }
-          if (fn->result == ResultRule::DOUBLE && a.type > Type::DOUBLE && name != "to_double") return std::nullopt;
+          // A DOUBLE function of a number has no value over a string.
+          if (fn->result == ResultRule::DOUBLE && fn->arg == ArgRule::NUMBER && a.type > Type::DOUBLE) return std::nullopt;
+          Type rt = resultType(*fn, a.type);
           if (rt > Type::DOUBLE) return std::nullopt;
           st.push_back(numeric(rt));
           break;

@@ -1,343 +1,19 @@
-// Lowering of IR field programs to VM bytecode, the interpreter and the
-// disassembler. The opcode list, names and dispatch all come from opcodes.def.
-#include "vm.hpp"
-
-#include <strings.h>
-
+// The interpreter: one handler template per instruction family, the dispatch
+// switch generated from the instruction table (opcodes.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <optional>
 
 #include "ir/functions.hpp"
 #include "type_tags.hpp"
 #include "values.hpp"
+#include "vm.hpp"
 
 namespace vm {
 
-namespace {
-
-struct OpInfo {
-  const char* name;
-  const char* operands;
-  const char* meaning;
-};
-const OpInfo kOps[] = {
-#define VMOP(name, family, types, operands, meaning) {#name, operands, meaning},
-#include "opcodes.def"
-#undef VMOP
-};
-
 using ir::Type;
 using namespace vm::tags;
-
-Op opFor(const char* family, Type t) {
-  static const char* suffix[] = {"U8", "I32", "U32", "RAT", "F32", "F64", "", "", "STR"};
-  std::string name = std::string(family) + "_" + suffix[int(t)];
-  for (size_t i = 0; i < std::size(kOps); ++i)
-    if (name == kOps[i].name) return Op(i);
-  throw ir::CompileError(std::string("no VM instruction ") + name);
-}
-Op cvtOp(Type from, Type to) {
-  static const char* suffix[] = {"U8", "I32", "U32", "RAT", "F32", "F64", "", "", "STR"};
-  return opFor((std::string("CVT_") + suffix[int(from)]).c_str(), to);
-}
-
-}  // namespace
-
-double applyMath(MathFn f, double x) {
-  switch (f) {
-    case MathFn::SQRT: return std::sqrt(x);
-    case MathFn::CEIL: return std::ceil(x);
-    case MathFn::FLOOR: return std::floor(x);
-    case MathFn::ROUND: return std::round(x);
-    case MathFn::TRUNC: return std::trunc(x);
-    case MathFn::TAN: return std::tan(x);
-    case MathFn::LOG: return std::log(x);
-    case MathFn::LOG2: return std::log2(x);
-    case MathFn::SIN: return std::sin(x);
-    case MathFn::COS: return std::cos(x);
-    case MathFn::EXP: return std::exp(x);
-  }
-  return x;
-}
-
-const char* opName(Op op) { return kOps[int(op)].name; }
-const char* opOperands(Op op) { return kOps[int(op)].operands; }
-const char* opMeaning(Op op) { return kOps[int(op)].meaning; }
-
-// ================================================================ lowering
-namespace {
-
-struct Lowerer {
-  const ir::Query& q;
-  Program prog;
-  std::vector<Type> types;  // static type stack
-
-  void emit(Op op, int32_t a = 0, int32_t b = 0) { prog.code.push_back({op, a, b}); }
-  void push(Type t) {
-    types.push_back(t);
-    prog.maxStack = std::max(prog.maxStack, int(types.size()));
-  }
-  Type pop() {
-    Type t = types.back();
-    types.pop_back();
-    return t;
-  }
-  [[noreturn]] void fail(const std::string& why) const {
-    throw ir::CompileError("stream '" + q.id + "': " + why, q.loc);
-  }
-  void need(size_t n) const {
-    if (types.size() < n) fail("malformed field program (stack underflow)");
-  }
-  // Converts the value at `depth` (0 = top) to `to`.
-  void convert(int depth, Type to, bool explicitConv = false) {
-    Type& t = types[types.size() - 1 - size_t(depth)];
-    if (t == to) return;
-    emit(cvtOp(t, to), depth, explicitConv ? 1 : 0);
-    t = to;
-  }
-  void constant(const ir::Value& v) {
-    Slot s{};
-    Type t = ir::valueType(v);
-    switch (t) {
-      case Type::BYTE: s.u8 = std::get<uint8_t>(v); break;
-      case Type::INTEGER: s.i32 = std::get<int32_t>(v); break;
-      case Type::UINT: s.u32 = std::get<uint32_t>(v); break;
-      case Type::RATIONAL: {
-        auto r = std::get<ir::Rational>(v);
-        val::Rat c = val::ratFromWide(r.num, r.den);  // a literal beyond 32 bits rounds like any result
-        s.rat[0] = c.num, s.rat[1] = c.den;
-        break;
-      }
-      case Type::FLOAT: s.f32 = std::get<float>(v); break;
-      case Type::DOUBLE: s.f64 = std::get<double>(v); break;
-      case Type::STRING:
-        s.str = uint32_t(prog.strings.size());
-        prog.strings.push_back(std::get<std::string>(v));
-        break;
-      default: fail("unsupported constant " + ir::printForm(v));
-    }
-    prog.constants.push_back(s);
-    emit(opFor("CONST", t), int32_t(prog.constants.size() - 1));
-    push(t);
-  }
-  void truth(int depth) {
-    Type t = types[types.size() - 1 - size_t(depth)];
-    emit(opFor("TRUTH", t), depth);
-    types[types.size() - 1 - size_t(depth)] = Type::INTEGER;
-  }
-
-  void binary(ir::Op op) {
-    need(2);
-    Type r = types.back(), l = types[types.size() - 2];
-    switch (op) {
-      case ir::Op::ADD:
-      case ir::Op::SUBTRACT:
-      case ir::Op::MULTIPLY:
-      case ir::Op::DIVIDE: {
-        if (l == Type::STRING || r == Type::STRING) {
-          if (op != ir::Op::ADD) fail("strings support only + (concatenation)");
-          convert(1, Type::STRING);
-          convert(0, Type::STRING);
-          emit(Op::ADD_STR);
-          pop();
-          return;
-        }
-        Type t = std::max(l, r);
-        if (t == Type::BYTE) t = Type::INTEGER;
-        convert(1, t);
-        convert(0, t);
-        const char* fam = op == ir::Op::ADD ? "ADD" : op == ir::Op::SUBTRACT ? "SUB" : op == ir::Op::MULTIPLY ? "MUL" : "DIV";
-        emit(opFor(fam, t));
-        pop();
-        return;
-      }
-      case ir::Op::CMP_EQUAL:
-      case ir::Op::CMP_NOT_EQUAL:
-      case ir::Op::CMP_LT:
-      case ir::Op::CMP_GT:
-      case ir::Op::CMP_LE:
-      case ir::Op::CMP_GE: {
-        Type t = std::max(l, r);
-        convert(1, t);
-        convert(0, t);
-        const char* fam = op == ir::Op::CMP_EQUAL ? "EQ" : op == ir::Op::CMP_NOT_EQUAL ? "NE" : op == ir::Op::CMP_LT ? "LT"
-                          : op == ir::Op::CMP_GT  ? "GT" : op == ir::Op::CMP_LE      ? "LE" : "GE";
-        emit(opFor(fam, t));
-        pop();
-        if (t == Type::STRING) types.back() = Type::INTEGER;  // string comparisons give INTEGER 1/0
-        return;
-      }
-      case ir::Op::AND:
-      case ir::Op::OR: {
-        Type resultType = l == Type::STRING ? Type::INTEGER : l;
-        truth(1);
-        truth(0);
-        emit(op == ir::Op::AND ? Op::AND_I32 : Op::OR_I32);
-        pop();
-        convert(0, resultType);
-        return;
-      }
-      default: fail(std::string("unsupported operator ") + ir::opName(op));
-    }
-  }
-
-  void call(const std::string& name) {
-    need(1);
-    auto fn = ir::findFunction(name);
-    if (!fn) fail("unknown function '" + name + "'");
-    const std::string n = fn->name;
-    Type t = types.back();
-    auto math = [&](MathFn f) {
-      if (t == Type::STRING) fail("function '" + n + "' needs a number");
-      emit(opFor("MATH", t), int32_t(f));
-    };
-    auto mathd = [&](MathFn f) {
-      if (t == Type::STRING) fail("function '" + n + "' needs a number");
-      convert(0, Type::DOUBLE);
-      emit(Op::MATHD_F64, int32_t(f));
-    };
-    if (n == "Sqrt") math(MathFn::SQRT);
-    else if (n == "Ceil") math(MathFn::CEIL);
-    else if (n == "Floor") math(MathFn::FLOOR);
-    else if (n == "round") math(MathFn::ROUND);
-    else if (n == "trunc") math(MathFn::TRUNC);
-    else if (n == "tan") math(MathFn::TAN);
-    else if (n == "log") math(MathFn::LOG);
-    else if (n == "log2") math(MathFn::LOG2);
-    else if (n == "sin") mathd(MathFn::SIN);
-    else if (n == "cos") mathd(MathFn::COS);
-    else if (n == "exp") mathd(MathFn::EXP);
-    else if (n == "Abs") {
-      if (t == Type::STRING) fail("function 'Abs' needs a number");
-      emit(opFor("ABS", t));
-    } else if (n == "isnull") {
-      emit(Op::ISNULL);
-      types.back() = Type::INTEGER;
-    } else if (n == "null2zero") {
-      emit(opFor("NULL2ZERO", t));
-    } else if (n == "IsZero") {
-      if (t == Type::STRING) fail("function 'IsZero' needs a number");
-      truth(0);
-      emit(Op::NOT_I32);
-    } else if (n == "IsNonZero") {
-      if (t == Type::STRING) fail("function 'IsNonZero' needs a number");
-      truth(0);
-    } else if (n == "Length") {
-      if (t != Type::STRING) fail("function 'Length' needs a string");
-      emit(Op::LENGTH_STR);
-      types.back() = Type::INTEGER;
-    } else if (n == "to_integer") convert(0, Type::INTEGER, true);
-    else if (n == "to_float") convert(0, Type::FLOAT, true);
-    else if (n == "to_double") convert(0, Type::DOUBLE, true);
-    else if (n == "to_string") convert(0, Type::STRING, true);
-    else fail("function '" + n + "' has no VM lowering");
-  }
-
-  // Lowers one program; leaves one value typed on the stack.
-  void expr(const ir::Program& p, const ir::Layout& in, bool anyStreamIsOwn) {
-    for (auto& t : p) {
-      switch (t.op) {
-        case ir::Op::PUSH_ID: {
-          auto& [s, i] = std::get<ir::IdxPair>(t.v);
-          if (!anyStreamIsOwn && s != q.id) fail("unresolved reference " + t.print());
-          if (i < 0 || i >= int(in.elems.size())) fail("reference " + t.print() + " outside the record");
-          Type et = in.elems[size_t(i)].type;
-          emit(opFor("LOAD", et), i);
-          push(et);
-          break;
-        }
-        case ir::Op::PUSH_VAL: constant(t.v); break;
-        case ir::Op::ADD:
-        case ir::Op::SUBTRACT:
-        case ir::Op::MULTIPLY:
-        case ir::Op::DIVIDE:
-        case ir::Op::CMP_EQUAL:
-        case ir::Op::CMP_NOT_EQUAL:
-        case ir::Op::CMP_LT:
-        case ir::Op::CMP_GT:
-        case ir::Op::CMP_LE:
-        case ir::Op::CMP_GE:
-        case ir::Op::AND:
-        case ir::Op::OR: binary(t.op); break;
-        case ir::Op::NOT: {
-          need(1);
-          Type orig = types.back();
-          truth(0);
-          emit(Op::NOT_I32);
-          convert(0, orig == Type::STRING ? Type::INTEGER : orig);
-          break;
-        }
-        case ir::Op::NEGATE: {
-          need(1);
-          if (types.back() == Type::STRING) fail("cannot negate a string");
-          emit(opFor("NEG", types.back()));
-          break;
-        }
-        case ir::Op::CALL: call(std::get<std::string>(t.v)); break;
-        case ir::Op::CALL2:
-          need(1);
-          convert(0, Type::STRING, true);
-          break;
-        default: fail(std::string("unsupported token ") + ir::opName(t.op) + " in a field program");
-      }
-    }
-    if (types.size() != 1) fail("field program leaves " + std::to_string(types.size()) + " values");
-  }
-};
-
-}  // namespace
-
-Program lowerFields(const ir::Query& q, const ir::Layout& in, const ir::Layout& out) {
-  Lowerer L{q, {}, {}};
-  for (size_t f = 0; f < q.schema.size(); ++f) {
-    const ir::Field& field = q.schema[f];
-    L.types.clear();
-    L.expr(field.program, in, false);
-    // The first element of the field receives the value.
-    int elem = -1;
-    for (size_t e = 0; e < out.elems.size(); ++e)
-      if (out.elems[e].field == int(f)) {
-        elem = int(e);
-        break;
-      }
-    if (elem < 0) L.fail("field " + field.name + " has no storage");
-    Type ft = out.elems[size_t(elem)].type;
-    L.convert(0, ft);
-    L.emit(opFor("STORE", ft), elem);
-    L.types.clear();
-  }
-  return std::move(L.prog);
-}
-
-Program lowerCondition(const ir::Query& q, const ir::Program& cond, const ir::Layout& outRecord) {
-  Lowerer L{q, {}, {}};
-  L.expr(cond, outRecord, true);
-  L.truth(0);
-  L.emit(Op::STORE_I32, 0);
-  return std::move(L.prog);
-}
-
-std::string disassemble(const Program& p) {
-  std::string s;
-  for (size_t i = 0; i < p.code.size(); ++i) {
-    const Instr& in = p.code[i];
-    char buf[128];
-    snprintf(buf, sizeof buf, "%4zu  %-14s", i, opName(in.op));
-    s += buf;
-    std::string ops = opOperands(in.op);
-    if (ops == "elem") s += " e" + std::to_string(in.a);
-    else if (ops == "const") {
-      s += " #" + std::to_string(in.a);
-      if (in.op == Op::CONST_STR) s += " '" + p.strings[size_t(p.constants[size_t(in.a)].str)] + "'";
-    } else if (ops == "fn") s += " fn" + std::to_string(in.a);
-    else if (ops == "depth,explicit") s += " depth=" + std::to_string(in.a) + (in.b ? " explicit" : "");
-    s += "\n";
-  }
-  return s;
-}
 
 // ================================================================ interpreter
 struct Exec {
@@ -655,13 +331,13 @@ struct Exec {
     double x;
     if constexpr (std::is_same_v<T, RAT>) x = double(s.rat[0]) / double(s.rat[1]);
     else x = double(T::get(s));
-    fromDouble<T>(s, applyMath(MathFn(ins.a), x));
+    fromDouble<T>(s, ir::functionById(ins.a).math(x));
   }
   template <class T>
   void MATHD(const Instr& ins) {
     Slot& s = top();
     if (s.null) return;
-    double r = applyMath(MathFn(ins.a), s.f64);
+    double r = ir::functionById(ins.a).math(s.f64);
     if (!std::isfinite(r)) s.null = 1;
     else s.f64 = r;
   }
@@ -703,12 +379,12 @@ bool Machine::run(const Program& p, const ir::Layout& in, RecordIn src, const ir
   Exec x{*this, p, in, src, out, dst, stack_.data()};
   for (const Instr& ins : p.code) {
     switch (ins.op) {
-#define VMOP(name, family, types, operands, meaning) \
-  case Op::name:                                     \
-    x.family<types>(ins);                            \
+#define VM_CASE(name, family, tag, from, to) \
+  case Op::name:                             \
+    x.family<tag>(ins);                      \
     break;
-#include "opcodes.def"
-#undef VMOP
+      VM_OPCODES(VM_CASE)
+#undef VM_CASE
       default: error_ = "bad instruction"; return false;
     }
   }
