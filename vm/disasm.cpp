@@ -1,8 +1,10 @@
 // The disassembler: each instruction's name and operands as its table row's
-// operand mode says, optionally with the family's meaning.
+// operand mode says, optionally with the family's meaning; a plan's streams.
+#include <algorithm>
 #include <cstdio>
 
 #include "ir/functions.hpp"
+#include "ir/passes/passes.hpp"
 #include "values.hpp"
 #include "vm.hpp"
 
@@ -55,6 +57,21 @@ std::string disassemble(const Program& p, bool meanings) {
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     s += line + "\n";
+  }
+  return s;
+}
+
+std::string disassemble(const ir::Plan& plan) {
+  std::string s;
+  for (const ir::Query& q : plan.queries) {
+    if (q.isDirective() || q.isDeclaration()) continue;
+    const ir::Layout out = ir::Layout::of(q.schema);
+    try {
+      s += "stream " + q.id + ":\n" + disassemble(lowerFields(q, ir::Layout::of(ir::passes::inputRecord(plan, q)), out));
+      for (const ir::Rule& r : q.rules) s += "rule " + r.name + ":\n" + disassemble(lowerCondition(q, r.condition, out));
+    } catch (const ir::CompileError& e) {
+      s += std::string("  (no bytecode: ") + e.what() + ")\n";
+    }
   }
   return s;
 }

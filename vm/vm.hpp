@@ -1,6 +1,7 @@
-// Field-program VM: each field program of the plan lowered to typed
-// stack bytecode (the instruction table, vm/opcodes.hpp). Operands are element indices resolved at
-// plan time; evaluation allocates nothing per record (strings reuse a pool).
+// Field-program VM: each field program of the plan lowered to typed stack
+// bytecode (the instruction table, vm/opcodes.hpp). Operands are element
+// indices resolved at plan time; evaluation allocates nothing per record
+// (strings reuse a pool).
 #pragma once
 
 #include <cstdint>
@@ -62,6 +63,8 @@ Program lowerCondition(const ir::Query& q, const ir::Program& cond, const ir::La
 // One line per instruction: index, opcode, operands by the opcode's mode;
 // `meanings` appends the family's meaning.
 std::string disassemble(const Program& p, bool meanings = false);
+// Every stream's field program and rule conditions, lowered and disassembled.
+std::string disassemble(const ir::Plan& plan);
 
 // The interpreter. One Machine per thread; run() is re-entrant per Machine.
 class Machine {
