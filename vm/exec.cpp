@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "ir/functions.hpp"
 #include "type_tags.hpp"
+#include "semantics.hpp"
 #include "values.hpp"
 #include "vm.hpp"
 
@@ -88,23 +88,32 @@ struct Exec {
     } else if constexpr (std::is_same_v<T, RAT>) {
       memcpy(d, s.rat, 8);
     } else {
-      typename T::C v = T::get(s);
-      // NaN sign and payload are not portable across optimisers: store one canonical NaN.
-      if constexpr (std::is_floating_point_v<typename T::C>)
-        if (std::isnan(v)) v = std::numeric_limits<typename T::C>::quiet_NaN();
+      typename T::C v = val::canonical(T::get(s));  // one NaN
       memcpy(d, &v, sizeof v);
     }
   }
 
   // ---------------------------------------------------------- conversions
   template <class To>
-  bool fromDouble(Slot& s, double d) {
-    if constexpr (std::is_same_v<To, U8>) s.u8 = val::f2u8(d);
-    else if constexpr (std::is_same_v<To, I32>) s.i32 = val::f2i32(d);
-    else if constexpr (std::is_same_v<To, U32>) s.u32 = val::f2u32(d);
-    else if constexpr (std::is_same_v<To, F32>) s.f32 = float(d);
-    else if constexpr (std::is_same_v<To, F64>) s.f64 = d;
-    else if constexpr (std::is_same_v<To, RAT>) RAT::set(s, val::rationalize(d));
+  void fromDouble(Slot& s, double d) {
+    To::set(s, val::convert<typename To::C>(d));
+  }
+  // A string's longest numeric prefix as To; false when there is none.
+  template <class To>
+  bool parse(Slot& s, const std::string& v) {
+    if constexpr (std::is_same_v<To, F32> || std::is_same_v<To, F64>) {
+      double d;
+      if (!val::parseDoublePrefix(v, d)) return false;
+      fromDouble<To>(s, d);
+    } else if constexpr (std::is_same_v<To, RAT>) {
+      val::Rat r;
+      if (!val::parseRational(v, r)) return false;
+      RAT::set(s, r);
+    } else {
+      int32_t i;
+      if (!val::parseIntPrefix(v, i)) return false;
+      To::set(s, val::convert<typename To::C>(i));
+    }
     return true;
   }
   template <class PairT>
@@ -113,28 +122,9 @@ struct Exec {
     using To = typename PairT::To;
     Slot& s = top(ins.a);
     if (s.null) return;  // NULL stays NULL
-    bool ok = true;
     if constexpr (std::is_same_v<From, STR>) {
-      std::string v = str(s);
-      if constexpr (std::is_same_v<To, F32> || std::is_same_v<To, F64>) {
-        double d;
-        ok = val::parseDoublePrefix(v, d);
-        if (ok) fromDouble<To>(s, d);
-      } else if constexpr (std::is_same_v<To, RAT>) {
-        val::Rat r;
-        ok = val::parseRational(v, r);
-        if (ok) RAT::set(s, r);
-      } else {
-        int32_t i;
-        ok = val::parseIntPrefix(v, i);
-        if (ok) {
-          if constexpr (std::is_same_v<To, U8>) s.u8 = uint8_t(i);
-          else if constexpr (std::is_same_v<To, I32>) s.i32 = i;
-          else s.u32 = uint32_t(i);
-        }
-      }
-      if (!ok) {
-        // Explicit conversions give NULL; an implicit store gives 0 (not NULL).
+      // Explicit conversions give NULL; an implicit store gives 0 (not NULL).
+      if (!parse<To>(s, std::string(str(s)))) {
         if (ins.b) s.null = 1;
         else fromDouble<To>(s, 0.0);
       }
@@ -142,23 +132,8 @@ struct Exec {
       if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>) s.str = strOf(val::fmtFixed(double(From::get(s))));
       else if constexpr (std::is_same_v<From, RAT>) s.str = strOf(val::fmtRat(RAT::get(s)));
       else s.str = strOf(std::to_string(From::get(s)));
-    } else if constexpr (std::is_same_v<From, RAT>) {
-      val::Rat r = RAT::get(s);
-      if constexpr (std::is_same_v<To, F32>) s.f32 = float(r.num) / float(r.den);
-      else if constexpr (std::is_same_v<To, F64>) s.f64 = double(r.num) / double(r.den);
-      else {
-        int32_t t = val::ratToInt(r);
-        if constexpr (std::is_same_v<To, U8>) s.u8 = uint8_t(t);
-        else if constexpr (std::is_same_v<To, I32>) s.i32 = t;
-        else s.u32 = uint32_t(t);
-      }
-    } else if constexpr (std::is_same_v<To, RAT>) {
-      if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>) RAT::set(s, val::rationalize(double(From::get(s))));
-      else RAT::set(s, val::ratFromInt(int64_t(From::get(s))));
-    } else if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>) {
-      fromDouble<To>(s, double(From::get(s)));
     } else {
-      To::set(s, typename To::C(From::get(s)));  // integer to integer or float: static_cast
+      To::set(s, val::convert<typename To::C>(From::get(s)));
     }
   }
 
@@ -176,65 +151,30 @@ struct Exec {
     --sp;
   }
   template <class T>
-  static bool isZero(const Slot& s) {
-    if constexpr (std::is_same_v<T, RAT>) return s.rat[0] == 0;
-    else return T::get(s) == 0;
-  }
-  template <class T>
   void ADD(const Instr&) {
-    if constexpr (std::is_same_v<T, STR>) {
-      arith<T>([&](Slot& b, Slot& a) { b.str = strOf(str(b) + str(a)); });
-    } else if constexpr (std::is_same_v<T, RAT>) {
-      arith<T>([](Slot& b, Slot& a) { RAT::set(b, val::ratAdd(RAT::get(b), RAT::get(a))); });
-    } else if constexpr (std::is_same_v<T, I32>) {
-      arith<T>([](Slot& b, Slot& a) { b.i32 = int32_t(uint32_t(b.i32) + uint32_t(a.i32)); });
-    } else {
-      arith<T>([](Slot& b, Slot& a) { T::set(b, T::get(b) + T::get(a)); });
-    }
+    if constexpr (std::is_same_v<T, STR>) arith<T>([&](Slot& b, Slot& a) { b.str = strOf(str(b) + str(a)); });
+    else arith<T>([](Slot& b, Slot& a) { T::set(b, val::add(T::get(b), T::get(a))); });
   }
   template <class T>
   void SUB(const Instr&) {
-    if constexpr (std::is_same_v<T, RAT>) {
-      arith<T>([](Slot& b, Slot& a) { RAT::set(b, val::ratSub(RAT::get(b), RAT::get(a))); });
-    } else if constexpr (std::is_same_v<T, I32>) {
-      arith<T>([](Slot& b, Slot& a) { b.i32 = int32_t(uint32_t(b.i32) - uint32_t(a.i32)); });
-    } else {
-      arith<T>([](Slot& b, Slot& a) { T::set(b, T::get(b) - T::get(a)); });
-    }
+    arith<T>([](Slot& b, Slot& a) { T::set(b, val::sub(T::get(b), T::get(a))); });
   }
   template <class T>
   void MUL(const Instr&) {
-    if constexpr (std::is_same_v<T, RAT>) {
-      arith<T>([](Slot& b, Slot& a) { RAT::set(b, val::ratMul(RAT::get(b), RAT::get(a))); });
-    } else if constexpr (std::is_same_v<T, I32>) {
-      arith<T>([](Slot& b, Slot& a) { b.i32 = int32_t(uint32_t(b.i32) * uint32_t(a.i32)); });
-    } else {
-      arith<T>([](Slot& b, Slot& a) { T::set(b, T::get(b) * T::get(a)); });
-    }
+    arith<T>([](Slot& b, Slot& a) { T::set(b, val::mul(T::get(b), T::get(a))); });
   }
   template <class T>
   void DIV(const Instr&) {
     arith<T>([](Slot& b, Slot& a) {
-      if (isZero<T>(a)) {
-        b.null = 1;  // division by zero gives NULL
-        return;
-      }
-      if constexpr (std::is_same_v<T, RAT>) RAT::set(b, val::ratDiv(RAT::get(b), RAT::get(a)));
-      else if constexpr (std::is_same_v<T, I32>) {
-        if (b.i32 == INT32_MIN && a.i32 == -1) b.i32 = INT32_MIN;  // wraps instead of trapping
-        else b.i32 = b.i32 / a.i32;
-      } else T::set(b, T::get(b) / T::get(a));
+      typename T::C r;
+      if (val::div(T::get(b), T::get(a), r)) T::set(b, r);
+      else b.null = 1;  // division by zero gives NULL
     });
   }
   template <class T>
   void NEG(const Instr&) {
     Slot& s = top();
-    if (s.null) return;
-    if constexpr (std::is_same_v<T, U8>) s.u8 = uint8_t(~s.u8);
-    else if constexpr (std::is_same_v<T, U32>) s.u32 = ~s.u32;
-    else if constexpr (std::is_same_v<T, I32>) s.i32 = int32_t(0u - uint32_t(s.i32));
-    else if constexpr (std::is_same_v<T, RAT>) s.rat[0] = -s.rat[0];  // |num| <= 2^31-1: no overflow
-    else T::set(s, -T::get(s));
+    if (!s.null) T::set(s, val::neg(T::get(s)));
   }
 
   // ---------------------------------------------------------- comparisons
@@ -328,10 +268,7 @@ struct Exec {
   void MATH(const Instr& ins) {
     Slot& s = top();
     if (s.null) return;
-    double x;
-    if constexpr (std::is_same_v<T, RAT>) x = double(s.rat[0]) / double(s.rat[1]);
-    else x = double(T::get(s));
-    fromDouble<T>(s, ir::functionById(ins.a).math(x));
+    fromDouble<T>(s, ir::functionById(ins.a).math(val::convert<double>(T::get(s))));
   }
   template <class T>
   void MATHD(const Instr& ins) {
@@ -344,11 +281,7 @@ struct Exec {
   template <class T>
   void ABS(const Instr&) {
     Slot& s = top();
-    if (s.null) return;
-    if constexpr (std::is_same_v<T, I32>) s.i32 = s.i32 < 0 ? int32_t(0u - uint32_t(s.i32)) : s.i32;
-    else if constexpr (std::is_same_v<T, RAT>) s.rat[0] = s.rat[0] < 0 ? int32_t(0u - uint32_t(s.rat[0])) : s.rat[0];
-    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>) T::set(s, std::fabs(T::get(s)));
-    // BYTE and UINT are never negative
+    if (!s.null) T::set(s, val::abs(T::get(s)));
   }
   template <class T>
   void ISNULL(const Instr&) {
