@@ -96,6 +96,95 @@ bool Jit::supports(const vm::Program& p, std::string& why) {
   return true;
 }
 
+namespace {
+
+// Defines request r's function in M: false (with `why`) when it cannot be lowered.
+bool define(llvm::Module& M, IRBuilder<>& B, const Request& r, std::string& why) {
+  llvm::LLVMContext& C = M.getContext();
+  auto ptr = llvm::PointerType::getUnqual(C);
+  auto fnTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr}, false);
+  auto blockTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr, B.getInt64Ty()}, false);
+  auto* fn = llvm::Function::Create(r.block ? blockTy : fnTy, llvm::Function::ExternalLinkage, r.name, &M);
+  for (auto& a : fn->args())
+    if (a.getType()->isPointerTy()) a.addAttr(llvm::Attribute::NoAlias);
+  auto* entry = llvm::BasicBlock::Create(C, "entry", fn);
+  B.SetInsertPoint(entry);
+  auto args = fn->arg_begin();
+  Frame L;
+  const std::vector<int> bases = r.operands.empty() ? std::vector<int>{0} : r.operands;
+  for (int b : bases) {
+    L.opBase.push_back(b);
+    L.opOff.push_back(size_t(b) < r.in->elems.size() ? r.in->elems[size_t(b)].offset : 0);
+  }
+  llvm::BasicBlock *loop = nullptr, *exit = nullptr;
+  llvm::PHINode* idx = nullptr;
+  if (!r.block) {
+    L.opData = {&args[0]};
+    L.opNull = {&args[1]};
+    L.outData = &args[2];
+    L.outNulls = &args[3];
+  } else {
+    // for (i = 0; i < count; ++i): operand pointers i*K.. of the two arrays,
+    // output record i of a contiguous run.
+    loop = llvm::BasicBlock::Create(C, "record", fn);
+    exit = llvm::BasicBlock::Create(C, "done", fn);
+    Value* count = &args[4];
+    B.CreateCondBr(B.CreateICmpSGT(count, B.getInt64(0)), loop, exit);
+    B.SetInsertPoint(loop);
+    idx = B.CreatePHI(B.getInt64Ty(), 2);
+    idx->addIncoming(B.getInt64(0), entry);
+    const uint64_t K = bases.size();
+    Value* first = B.CreateMul(idx, B.getInt64(K));
+    for (uint64_t k = 0; k < K; ++k) {
+      Value* at = B.CreateAdd(first, B.getInt64(k));
+      L.opData.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, &args[0], at)));
+      L.opNull.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, &args[1], at)));
+    }
+    L.outData = B.CreateGEP(B.getInt8Ty(), &args[2], B.CreateMul(idx, B.getInt64(uint64_t(r.out->recordSize))));
+    L.outNulls = B.CreateGEP(B.getInt8Ty(), &args[3], B.CreateMul(idx, B.getInt64(uint64_t(r.out->elems.size()))));
+  }
+  try {
+    lowerProgram(M, B, *r.program, *r.in, *r.out, L);
+    if (r.block) {
+      Value* next = B.CreateAdd(idx, B.getInt64(1));
+      idx->addIncoming(next, B.GetInsertBlock());
+      B.CreateCondBr(B.CreateICmpSLT(next, &args[4]), loop, exit);
+      B.SetInsertPoint(exit);
+    }
+    B.CreateRetVoid();
+    std::string err;
+    llvm::raw_string_ostream es(err);
+    if (llvm::verifyFunction(*fn, &es)) {
+      why = "LLVM verifier: " + es.str();
+      fn->eraseFromParent();
+      return false;
+    }
+    return true;
+  } catch (const Unsupported& e) {
+    why = e.what();
+    fn->eraseFromParent();
+    return false;
+  }
+}
+
+// -O2 over the whole unit, once, off the hot path (the quick tier skips it).
+void optimise(llvm::Module& M) {
+  llvm::LoopAnalysisManager LAM;
+  llvm::FunctionAnalysisManager FAM;
+  llvm::CGSCCAnalysisManager CGAM;
+  llvm::ModuleAnalysisManager MAM;
+  llvm::PassBuilder PB;
+  PB.registerModuleAnalyses(MAM);
+  PB.registerCGSCCAnalyses(CGAM);
+  PB.registerFunctionAnalyses(FAM);
+  PB.registerLoopAnalyses(LAM);
+  PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
+  auto MPM = PB.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+  MPM.run(M, MAM);
+}
+
+}  // namespace
+
 std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Request>& reqs, Tier tier) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   std::vector<Result> results(reqs.size());
@@ -105,89 +194,10 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
   mod->setDataLayout(lljit.getDataLayout());
   mod->setTargetTriple(lljit.getTargetTriple().str());
   IRBuilder<> B(*ctx);
-  auto ptr = llvm::PointerType::getUnqual(*ctx);
-  auto fnTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr}, false);
-  auto blockTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr, B.getInt64Ty()}, false);
   std::vector<bool> lowered(reqs.size(), false);
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    const Request& r = reqs[i];
-    if (!supports(*r.program, results[i].why)) continue;
-    auto* fn = llvm::Function::Create(r.block ? blockTy : fnTy, llvm::Function::ExternalLinkage, r.name, mod.get());
-    for (auto& a : fn->args())
-      if (a.getType()->isPointerTy()) a.addAttr(llvm::Attribute::NoAlias);
-    auto* entry = llvm::BasicBlock::Create(*ctx, "entry", fn);
-    B.SetInsertPoint(entry);
-    auto args = fn->arg_begin();
-    Frame L;
-    const std::vector<int> bases = r.operands.empty() ? std::vector<int>{0} : r.operands;
-    for (int b : bases) {
-      L.opBase.push_back(b);
-      L.opOff.push_back(size_t(b) < r.in->elems.size() ? r.in->elems[size_t(b)].offset : 0);
-    }
-    llvm::BasicBlock *loop = nullptr, *exit = nullptr;
-    llvm::PHINode* idx = nullptr;
-    if (!r.block) {
-      L.opData = {&args[0]};
-      L.opNull = {&args[1]};
-      L.outData = &args[2];
-      L.outNulls = &args[3];
-    } else {
-      // for (i = 0; i < count; ++i): operand pointers i*K.. of the two arrays,
-      // output record i of a contiguous run.
-      loop = llvm::BasicBlock::Create(*ctx, "record", fn);
-      exit = llvm::BasicBlock::Create(*ctx, "done", fn);
-      Value* count = &args[4];
-      B.CreateCondBr(B.CreateICmpSGT(count, B.getInt64(0)), loop, exit);
-      B.SetInsertPoint(loop);
-      idx = B.CreatePHI(B.getInt64Ty(), 2);
-      idx->addIncoming(B.getInt64(0), entry);
-      const uint64_t K = bases.size();
-      Value* first = B.CreateMul(idx, B.getInt64(K));
-      for (uint64_t k = 0; k < K; ++k) {
-        Value* at = B.CreateAdd(first, B.getInt64(k));
-        L.opData.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, &args[0], at)));
-        L.opNull.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, &args[1], at)));
-      }
-      L.outData = B.CreateGEP(B.getInt8Ty(), &args[2], B.CreateMul(idx, B.getInt64(uint64_t(r.out->recordSize))));
-      L.outNulls = B.CreateGEP(B.getInt8Ty(), &args[3], B.CreateMul(idx, B.getInt64(uint64_t(r.out->elems.size()))));
-    }
-    try {
-      lowerProgram(*mod, B, *r.program, *r.in, *r.out, L);
-      if (r.block) {
-        Value* next = B.CreateAdd(idx, B.getInt64(1));
-        idx->addIncoming(next, B.GetInsertBlock());
-        B.CreateCondBr(B.CreateICmpSLT(next, &args[4]), loop, exit);
-        B.SetInsertPoint(exit);
-      }
-      B.CreateRetVoid();
-      std::string err;
-      llvm::raw_string_ostream es(err);
-      if (llvm::verifyFunction(*fn, &es)) {
-        results[i].why = "LLVM verifier: " + es.str();
-        fn->eraseFromParent();
-        continue;
-      }
-      lowered[i] = true;
-    } catch (const Unsupported& e) {
-      results[i].why = e.what();
-      fn->eraseFromParent();
-    }
-  }
-  // -O2 over the whole unit, once, off the hot path (the quick tier skips it).
-  if (tier == Tier::Optimised) {
-    llvm::LoopAnalysisManager LAM;
-    llvm::FunctionAnalysisManager FAM;
-    llvm::CGSCCAnalysisManager CGAM;
-    llvm::ModuleAnalysisManager MAM;
-    llvm::PassBuilder PB;
-    PB.registerModuleAnalyses(MAM);
-    PB.registerCGSCCAnalyses(CGAM);
-    PB.registerFunctionAnalyses(FAM);
-    PB.registerLoopAnalyses(LAM);
-    PB.crossRegisterProxies(LAM, FAM, CGAM, MAM);
-    auto MPM = PB.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-    MPM.run(*mod, MAM);
-  }
+  for (size_t i = 0; i < reqs.size(); ++i)
+    lowered[i] = supports(*reqs[i].program, results[i].why) && define(*mod, B, reqs[i], results[i].why);
+  if (tier == Tier::Optimised) optimise(*mod);
   auto rt = lljit.getMainJITDylib().createResourceTracker();
   if (auto err = lljit.addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
     std::string msg = llvm::toString(std::move(err));
