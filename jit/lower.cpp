@@ -328,28 +328,25 @@ struct Lowering {
       s.den = nullptr;
     }
   }
-  template <class T>
-  void AND(const vm::Instr&) {
+  // Three-valued AND (dominant 0) and OR (dominant 1), as the VM's kleene().
+  void kleene(bool dominant) {
     SV b = st.back();
     st.pop_back();
     SV& a = top();
-    Value* af = B.CreateAnd(B.CreateNot(a.null), B.CreateICmpEQ(a.v, B.getInt32(0)));
-    Value* bf = B.CreateAnd(B.CreateNot(b.null), B.CreateICmpEQ(b.v, B.getInt32(0)));
-    Value* isFalse = B.CreateOr(af, bf);
-    a.null = B.CreateAnd(B.CreateNot(isFalse), B.CreateOr(a.null, b.null));
-    a.v = B.CreateZExt(B.CreateNot(isFalse), B.getInt32Ty());
+    auto decides = [&](const SV& s) {
+      Value* bit = dominant ? B.CreateICmpNE(s.v, B.getInt32(0)) : B.CreateICmpEQ(s.v, B.getInt32(0));
+      return B.CreateAnd(B.CreateNot(s.null), bit);
+    };
+    Value* da = decides(a);
+    Value* db = decides(b);
+    Value* decided = B.CreateOr(da, db);
+    a.null = B.CreateAnd(B.CreateNot(decided), B.CreateOr(a.null, b.null));
+    a.v = B.CreateZExt(dominant ? decided : B.CreateNot(decided), B.getInt32Ty());
   }
   template <class T>
-  void OR(const vm::Instr&) {
-    SV b = st.back();
-    st.pop_back();
-    SV& a = top();
-    Value* at = B.CreateAnd(B.CreateNot(a.null), B.CreateICmpNE(a.v, B.getInt32(0)));
-    Value* bt = B.CreateAnd(B.CreateNot(b.null), B.CreateICmpNE(b.v, B.getInt32(0)));
-    Value* isTrue = B.CreateOr(at, bt);
-    a.null = B.CreateAnd(B.CreateNot(isTrue), B.CreateOr(a.null, b.null));
-    a.v = B.CreateZExt(isTrue, B.getInt32Ty());
-  }
+  void AND(const vm::Instr&) { kleene(false); }
+  template <class T>
+  void OR(const vm::Instr&) { kleene(true); }
   template <class T>
   void NOT(const vm::Instr&) {
     SV& s = top();

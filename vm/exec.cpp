@@ -227,36 +227,25 @@ struct Exec {
     else v = T::get(s) != 0;
     s.i32 = v ? 1 : 0;
   }
-  template <class T>
-  void AND(const Instr&) {
+  // Three-valued AND (dominant 0) and OR (dominant 1) over INTEGER truth values.
+  void kleene(bool dominant) {
     Slot& a = top(0);
     Slot& b = top(1);
     --sp;
-    bool af = !a.null && a.i32 == 0, bf = !b.null && b.i32 == 0;
-    if (af || bf) {
+    auto decides = [&](const Slot& s) { return !s.null && (s.i32 != 0) == dominant; };
+    if (decides(a) || decides(b)) {
       b.null = 0;
-      b.i32 = 0;
+      b.i32 = dominant ? 1 : 0;
     } else if (a.null || b.null) {
       b.null = 1;
     } else {
-      b.i32 = 1;
+      b.i32 = dominant ? 0 : 1;
     }
   }
   template <class T>
-  void OR(const Instr&) {
-    Slot& a = top(0);
-    Slot& b = top(1);
-    --sp;
-    bool at = !a.null && a.i32 != 0, bt = !b.null && b.i32 != 0;
-    if (at || bt) {
-      b.null = 0;
-      b.i32 = 1;
-    } else if (a.null || b.null) {
-      b.null = 1;
-    } else {
-      b.i32 = 0;
-    }
-  }
+  void AND(const Instr&) { kleene(false); }
+  template <class T>
+  void OR(const Instr&) { kleene(true); }
   template <class T>
   void NOT(const Instr&) {
     Slot& s = top();
