@@ -1,5 +1,5 @@
 // One element value converted between record types (interleave promotion,
-// windows, reducers): the same casts as the VM's conversions.
+// windows, reducers): the VM's conversion matrix (vm/semantics.hpp).
 #pragma once
 
 #include <algorithm>
@@ -7,11 +7,24 @@
 #include <cstring>
 
 #include "ir/ir.hpp"
-#include "vm/values.hpp"
+#include "vm/semantics.hpp"
 
 namespace engine {
 
 using ir::Type;
+
+namespace convert_detail {
+template <class C>
+C loadAs(const uint8_t* s) {
+  C v;
+  memcpy(&v, s, sizeof v);
+  return v;
+}
+template <class C>
+void storeAs(uint8_t* d, C v) {
+  memcpy(d, &v, sizeof v);
+}
+}  // namespace convert_detail
 
 inline void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* d, int dsize) {
   if (st == dt && ssize == dsize) {
@@ -28,40 +41,27 @@ inline void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* 
     memset(d, 0, size_t(dsize));  // no implicit string conversion in records
     return;
   }
-  auto asDouble = [&]() -> double {
-    switch (st) {
-      case Type::BYTE: return double(*s);
-      case Type::INTEGER: { int32_t v; memcpy(&v, s, 4); return v; }
-      case Type::UINT: { uint32_t v; memcpy(&v, s, 4); return v; }
-      case Type::FLOAT: { float v; memcpy(&v, s, 4); return v; }
-      case Type::DOUBLE: { double v; memcpy(&v, s, 8); return v; }
-      case Type::RATIONAL: { int32_t v[2]; memcpy(v, s, 8); return double(v[0]) / double(v[1]); }
-      default: return 0;
+  using convert_detail::loadAs, convert_detail::storeAs;
+  // The value in the destination type, by the VM's conversion matrix.
+  auto to = [&](auto v) {
+    switch (dt) {
+      case Type::BYTE: storeAs(d, vm::val::convert<uint8_t>(v)); break;
+      case Type::INTEGER: storeAs(d, vm::val::convert<int32_t>(v)); break;
+      case Type::UINT: storeAs(d, vm::val::convert<uint32_t>(v)); break;
+      case Type::FLOAT: storeAs(d, vm::val::convert<float>(v)); break;
+      case Type::DOUBLE: storeAs(d, vm::val::convert<double>(v)); break;
+      case Type::RATIONAL: storeAs(d, vm::val::convert<vm::val::Rat>(v)); break;
+      default: memset(d, 0, size_t(dsize));
     }
   };
-  auto asInt64 = [&]() -> int64_t {
-    switch (st) {
-      case Type::BYTE: return *s;
-      case Type::INTEGER: { int32_t v; memcpy(&v, s, 4); return v; }
-      case Type::UINT: { uint32_t v; memcpy(&v, s, 4); return v; }
-      case Type::RATIONAL: { vm::val::Rat r; memcpy(&r, s, 8); return vm::val::ratToInt(r); }
-      default: return int64_t(asDouble());
-    }
-  };
-  bool srcFloat = st == Type::FLOAT || st == Type::DOUBLE;
-  switch (dt) {
-    case Type::BYTE: { uint8_t v = srcFloat ? vm::val::f2u8(asDouble()) : uint8_t(asInt64()); memcpy(d, &v, 1); break; }
-    case Type::INTEGER: { int32_t v = srcFloat ? vm::val::f2i32(asDouble()) : int32_t(asInt64()); memcpy(d, &v, 4); break; }
-    case Type::UINT: { uint32_t v = srcFloat ? vm::val::f2u32(asDouble()) : uint32_t(asInt64()); memcpy(d, &v, 4); break; }
-    case Type::FLOAT: { float v = st == Type::RATIONAL ? [&] { int32_t r[2]; memcpy(r, s, 8); return float(r[0]) / float(r[1]); }() : float(asDouble()); memcpy(d, &v, 4); break; }
-    case Type::DOUBLE: { double v = asDouble(); memcpy(d, &v, 8); break; }
-    case Type::RATIONAL: {
-      vm::val::Rat r = srcFloat ? vm::val::rationalize(asDouble()) : vm::val::ratFromInt(asInt64());
-      memcpy(d, &r.num, 4);
-      memcpy(d + 4, &r.den, 4);
-      break;
-    }
-    default: memset(d, 0, size_t(dsize));
+  switch (st) {
+    case Type::BYTE: to(loadAs<uint8_t>(s)); break;
+    case Type::INTEGER: to(loadAs<int32_t>(s)); break;
+    case Type::UINT: to(loadAs<uint32_t>(s)); break;
+    case Type::FLOAT: to(loadAs<float>(s)); break;
+    case Type::DOUBLE: to(loadAs<double>(s)); break;
+    case Type::RATIONAL: to(loadAs<vm::val::Rat>(s)); break;
+    default: to(int32_t(0));  // no number: zero
   }
 }
 

@@ -1,5 +1,5 @@
 // The JIT: VM programs lowered to LLVM IR (driven by the same opcode table,
-// vm/opcodes.def) and compiled with ORC LLJIT at -O2, once per plan unit.
+// vm/opcodes.hpp) and compiled with ORC LLJIT at -O2, once per plan unit.
 // Each unit of code (the plan, later each ad hoc import) has its own
 // ResourceTracker so it can be removed again. A program the JIT cannot lower
 // (string operations, for now) is left to the VM, and the caller is told why.

@@ -29,6 +29,7 @@
 #include "grammar/front.hpp"
 #include "ir/compile.hpp"
 #include "ir/dump.hpp"
+#include "vm/vm.hpp"
 
 namespace {
 
@@ -151,6 +152,8 @@ int compileMode(int argc, char** argv) {
   app.add_option("-w,--diagram", diagram, "marble diagram G:N (not supported)");
   app.add_flag("-b,--build-info", buildInfo, "print optimizer switches and exit");
   app.add_option("--disable-pass", disabled, kPassNames);
+  bool disasm = false;
+  app.add_flag("--disasm", disasm, "print each stream's VM bytecode instead of the plan");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -179,7 +182,9 @@ int compileMode(int argc, char** argv) {
   ir::Plan plan;
   if (int rc = compileFile(argv0, queryFile, opt, plan)) return rc;
   if (quiet) return 0;
-  if (dot) {
+  if (disasm) {
+    fmt::print("{}", vm::disassemble(plan));
+  } else if (dot) {
     ir::DotOptions o{fields, tags, progs, rules, hideRule, transparent};
     fmt::print("{}", ir::dumpDot(plan, o));
   } else if (csv) {

@@ -1,6 +1,6 @@
 // Type tags of the VM instruction table's operand types (U8 I32 U32 RAT F32
 // F64 STR, CVT pairs From_To), shared by the interpreter and the JIT lowering
-// so that both dispatch on the same generated switch.
+// so that both dispatch on the same switch, generated from the table.
 #pragma once
 
 #include "ir/ir.hpp"
@@ -56,15 +56,9 @@ struct Pair {
   using From = A;
   using To = B;
 };
-#define PAIRS(X) \
-  X(U8, I32) X(U8, U32) X(U8, RAT) X(U8, F32) X(U8, F64) X(U8, STR) X(I32, U8) X(I32, U32) X(I32, RAT) X(I32, F32) \
-  X(I32, F64) X(I32, STR) X(U32, U8) X(U32, I32) X(U32, RAT) X(U32, F32) X(U32, F64) X(U32, STR) X(RAT, U8)        \
-  X(RAT, I32) X(RAT, U32) X(RAT, F32) X(RAT, F64) X(RAT, STR) X(F32, U8) X(F32, I32) X(F32, U32) X(F32, RAT)        \
-  X(F32, F64) X(F32, STR) X(F64, U8) X(F64, I32) X(F64, U32) X(F64, RAT) X(F64, F32) X(F64, STR) X(STR, U8)         \
-  X(STR, I32) X(STR, U32) X(STR, RAT) X(STR, F32) X(STR, F64)
-#define DEF_PAIR(a, b) using a##_##b = Pair<a, b>;
-PAIRS(DEF_PAIR)
-#undef DEF_PAIR
-
+// The CVT pairs of the instruction table: U8_I32 = Pair<U8, I32>, ...
+#define VM_DEF_PAIR(name, fam, tag, from, to) using tag = Pair<from, to>;
+VM_T_PAIRS(VM_DEF_PAIR, CVT)
+#undef VM_DEF_PAIR
 
 }  // namespace vm::tags

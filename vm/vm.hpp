@@ -1,6 +1,7 @@
-// Field-program VM: each field program of the plan lowered to typed
-// stack bytecode (vm/opcodes.def). Operands are element indices resolved at
-// plan time; evaluation allocates nothing per record (strings reuse a pool).
+// Field-program VM: each field program of the plan lowered to typed stack
+// bytecode (the instruction table, vm/opcodes.hpp). Operands are element
+// indices resolved at plan time; evaluation allocates nothing per record
+// (strings reuse a pool).
 #pragma once
 
 #include <cstdint>
@@ -9,23 +10,9 @@
 
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
+#include "opcodes.hpp"
 
 namespace vm {
-
-enum class Op : uint16_t {
-#define VMOP(name, family, types, operands, meaning) name,
-#include "opcodes.def"
-#undef VMOP
-  COUNT_
-};
-const char* opName(Op op);
-const char* opOperands(Op op);
-const char* opMeaning(Op op);
-
-// Functions of the MATH / MATHD families (operand a).
-enum class MathFn : int32_t { SQRT, CEIL, FLOOR, ROUND, TRUNC, TAN, LOG, LOG2, SIN, COS, EXP };
-// The function itself, in double (the VM calls it, JIT code calls it through a helper).
-double applyMath(MathFn f, double x);
 
 struct Instr {
   Op op;
@@ -50,7 +37,7 @@ struct Slot {
 struct Program {
   std::vector<Instr> code;
   std::vector<Slot> constants;
-  std::vector<std::string> strings;  // string constants (CONST_STR a = index)
+  std::vector<std::string> strings;  // string constants (a CONST_STR constant's str = index)
   int maxStack = 0;
 };
 
@@ -73,7 +60,11 @@ Program lowerFields(const ir::Query& q, const ir::Layout& in, const ir::Layout& 
 // leaves INTEGER 1/0/NULL in output element 0 of a one-element scratch record.
 Program lowerCondition(const ir::Query& q, const ir::Program& cond, const ir::Layout& outRecord);
 
-std::string disassemble(const Program& p);
+// One line per instruction: index, opcode, operands by the opcode's mode;
+// `meanings` appends the family's meaning.
+std::string disassemble(const Program& p, bool meanings = false);
+// Every stream's field program and rule conditions, lowered and disassembled.
+std::string disassemble(const ir::Plan& plan);
 
 // The interpreter. One Machine per thread; run() is re-entrant per Machine.
 class Machine {

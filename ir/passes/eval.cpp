@@ -1,5 +1,5 @@
 // Constant evaluation of a field program with no input record, used only by
-// the simplifier. Anything it cannot do exactly (NULL results, rationals,
+// the simplifier, with the VM's per-value functions (vm/semantics.hpp). Anything it cannot do exactly (NULL results, rationals,
 // comparisons) reports "no value", and the simplifier then leaves the
 // expression as written.
 #include <cmath>
@@ -7,6 +7,7 @@
 
 #include "ir/functions.hpp"
 #include "passes.hpp"
+#include "vm/semantics.hpp"
 
 namespace ir::passes {
 
@@ -50,6 +51,22 @@ std::optional<Value> castTo(Type t, double d) {
   }
 }
 
+// l op r by the VM's per-value functions over C (wide enough to be exact for
+// integers); nothing for a NULL result (a zero divisor).
+template <class C>
+std::optional<C> arith(Op op, C l, C r) {
+  C v{};
+  switch (op) {
+    case Op::ADD: return vm::val::add(l, r);
+    case Op::SUBTRACT: return vm::val::sub(l, r);
+    case Op::MULTIPLY: return vm::val::mul(l, r);
+    case Op::DIVIDE:
+      if (!vm::val::div(l, r, v)) return std::nullopt;  // NULL at run time
+      return v;
+    default: return std::nullopt;
+  }
+}
+
 std::optional<Value> binary(Op op, const Value& l, const Value& r) {
   Type lt = valueType(l), rt = valueType(r);
   if (lt == Type::STRING || rt == Type::STRING) {
@@ -66,17 +83,9 @@ std::optional<Value> binary(Op op, const Value& l, const Value& r) {
   Type t = std::max(lt, rt);
   if (t == Type::BYTE) t = Type::INTEGER;
   if (t == Type::INTEGER || t == Type::UINT) {
-    int64_t a = *asInt(l), b = *asInt(r), v = 0;
-    switch (op) {
-      case Op::ADD: v = a + b; break;
-      case Op::SUBTRACT: v = a - b; break;
-      case Op::MULTIPLY: v = a * b; break;
-      case Op::DIVIDE:
-        if (b == 0) return std::nullopt;  // NULL at run time
-        v = a / b;
-        break;
-      default: return std::nullopt;
-    }
+    auto w = arith<int64_t>(op, *asInt(l), *asInt(r));  // exact: no fold when it does not fit
+    if (!w) return std::nullopt;
+    int64_t v = *w;
     if (t == Type::INTEGER) {
       if (v < INT32_MIN || v > INT32_MAX) return std::nullopt;
       return Value(int32_t(v));
@@ -85,47 +94,37 @@ std::optional<Value> binary(Op op, const Value& l, const Value& r) {
     return Value(uint32_t(v));
   }
   if (t == Type::FLOAT || t == Type::DOUBLE) {
-    double a = *asDouble(l), b = *asDouble(r), v = 0;
-    switch (op) {
-      case Op::ADD: v = a + b; break;
-      case Op::SUBTRACT: v = a - b; break;
-      case Op::MULTIPLY: v = a * b; break;
-      case Op::DIVIDE:
-        if (b == 0) return std::nullopt;
-        v = a / b;
-        break;
-      default: return std::nullopt;
-    }
-    if (t == Type::FLOAT) return Value(float(v));
-    return Value(v);
+    auto v = arith<double>(op, *asDouble(l), *asDouble(r));
+    if (!v) return std::nullopt;
+    if (t == Type::FLOAT) return Value(float(*v));
+    return Value(*v);
   }
   return std::nullopt;
 }
 
+// A call folded by its row's folding rule.
 std::optional<Value> call(const std::string& name, const Value& a) {
   auto fn = findFunction(name);
   if (!fn) return std::nullopt;
-  std::string n = fn->name;
   Type at = valueType(a);
   auto d = asDouble(a);
   if (!d) return std::nullopt;
-  if (n == "to_integer") return castTo(Type::INTEGER, std::trunc(*d));
-  if (n == "to_float") return Value(float(*d));
-  if (n == "to_double") return Value(*d);
-  if (n == "isnull") return Value(int32_t(0));
-  if (n == "null2zero") return a;
-  double v;
-  if (n == "Sqrt") {
-    if (*d < 0) return std::nullopt;
-    v = std::sqrt(*d);
-  } else if (n == "Ceil") v = std::ceil(*d);
-  else if (n == "Floor") v = std::floor(*d);
-  else if (n == "Abs") v = std::fabs(*d);
-  else if (n == "round") v = std::round(*d);
-  else if (n == "trunc") v = std::trunc(*d);
-  else return std::nullopt;
-  if (at == Type::BYTE || at == Type::INTEGER || at == Type::UINT) v = std::trunc(v);
-  return castTo(at, v);
+  switch (fn->fold) {
+    case FoldRule::NONE: return std::nullopt;
+    case FoldRule::ZERO: return Value(int32_t(0));
+    case FoldRule::IDENTITY: return a;
+    case FoldRule::CONVERT:
+      if (fn->result == ResultRule::INTEGER) return castTo(Type::INTEGER, std::trunc(*d));
+      if (fn->result == ResultRule::FLOAT) return Value(float(*d));
+      if (fn->result == ResultRule::DOUBLE) return Value(*d);
+      return std::nullopt;
+    case FoldRule::MATH: {
+      double v = fn->math(*d);  // a result outside the domain (NaN, infinities) is not folded
+      if (isIntegral(at)) v = std::trunc(v);
+      return castTo(at, v);
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace

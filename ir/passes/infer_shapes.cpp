@@ -52,6 +52,42 @@ struct Inference {
     return shapeOf(flat.slot(*s, ref.second));
   }
 
+  // Arithmetic and comparisons.
+  static std::optional<Shape> binary(Op op, const Shape& l, const Shape& r) {
+    if (op == Op::ADD || op == Op::SUBTRACT || op == Op::MULTIPLY || op == Op::DIVIDE) {
+      if (op == Op::ADD && (l.type == Type::STRING || r.type == Type::STRING)) {
+        int64_t w = int64_t(l.type == Type::STRING ? l.rarray : 0) + (r.type == Type::STRING ? r.rarray : 0);
+        return stringOf(int(std::min<int64_t>(w, INT32_MAX)));
+      }
+      if (l.type > Type::DOUBLE || r.type > Type::DOUBLE) return std::nullopt;
+      return numeric(arith(l.type, r.type));
+    }
+    Type n = std::max(l.type, r.type);
+    if (n == Type::STRING) return numeric(Type::INTEGER);
+    if (n > Type::DOUBLE) return std::nullopt;
+    return numeric(n);
+  }
+
+  // A call's shape by its function row.
+  std::optional<Shape> call(const std::string& fname, const Shape& a) const {
+    auto fn = findFunction(fname);
+    if (!fn) return std::nullopt;
+    const std::string name = fn->name;
+    if (fn->result == ResultRule::STRING) return stringOf(32);
+    if (fn->result == ResultRule::KEEP) return a;
+    if (fn->rejectsRational && a.type == Type::RATIONAL)
+      throw CompileError("Stream '" + q.id + "': '" + name +
+                             "' over a RATIONAL value is not implemented: functions with an irrational range "
+                             "require an explicit conversion. Write " + name +
+                             "(to_double(x)). Note that stream reducers MIN/MAX/AVG/SUMC produce RATIONAL.",
+                         q.loc);
+    // A DOUBLE function of a number has no value over a string.
+    if (fn->result == ResultRule::DOUBLE && fn->arg == ArgRule::NUMBER && a.type > Type::DOUBLE) return std::nullopt;
+    Type rt = resultType(*fn, a.type);
+    if (rt > Type::DOUBLE) return std::nullopt;
+    return numeric(rt);
+  }
+
   // nullopt = the program cannot be typed; the field keeps its current shape.
   std::optional<Shape> run(const Program& prog) {
     std::vector<Shape> st;
@@ -78,18 +114,7 @@ struct Inference {
         case Op::ADD:
         case Op::SUBTRACT:
         case Op::MULTIPLY:
-        case Op::DIVIDE: {
-          if (st.size() < 2) return std::nullopt;
-          Shape r = pop(), l = pop();
-          if (t.op == Op::ADD && (l.type == Type::STRING || r.type == Type::STRING)) {
-            int64_t w = int64_t(l.type == Type::STRING ? l.rarray : 0) + (r.type == Type::STRING ? r.rarray : 0);
-            st.push_back(stringOf(int(std::min<int64_t>(w, INT32_MAX))));
-            break;
-          }
-          if (l.type > Type::DOUBLE || r.type > Type::DOUBLE) return std::nullopt;
-          st.push_back(numeric(arith(l.type, r.type)));
-          break;
-        }
+        case Op::DIVIDE:
         case Op::CMP_EQUAL:
         case Op::CMP_LT:
         case Op::CMP_GT:
@@ -98,10 +123,9 @@ struct Inference {
         case Op::CMP_NOT_EQUAL: {
           if (st.size() < 2) return std::nullopt;
           Shape r = pop(), l = pop();
-          Type n = std::max(l.type, r.type);
-          if (n == Type::STRING) st.push_back(numeric(Type::INTEGER));
-          else if (n > Type::DOUBLE) return std::nullopt;
-          else st.push_back(numeric(n));
+          auto s = binary(t.op, l, r);
+          if (!s) return std::nullopt;
+          st.push_back(*s);
           break;
         }
         case Op::AND:
@@ -137,35 +161,9 @@ struct Inference {
         }
         case Op::CALL: {
           if (st.empty()) return std::nullopt;
-          Shape a = pop();
-          auto fn = findFunction(std::get<std::string>(t.v));
-          if (!fn) return std::nullopt;
-          std::string name = fn->name;
-          if (name == "to_string") {
-            st.push_back(stringOf(32));
-            break;
-          }
-          if (name == "null2zero") {
-            st.push_back(a);
-            break;
-          }
-          if (fn->rejectsRational && a.type == Type::RATIONAL)
-            throw CompileError("Stream '" + q.id + "': '" + name +
-                                   "' over a RATIONAL value is not implemented: functions with an irrational range "
-                                   "require an explicit conversion. Write " + name +
-                                   "(to_double(x)). Note that stream reducers MIN/MAX/AVG/SUMC produce RATIONAL.",
-                               q.loc);
-          Type rt = a.type;
-          switch (fn->result) {
-            case ResultRule::SAME: rt = a.type; break;
-            case ResultRule::INTEGER: rt = Type::INTEGER; break;
-            case ResultRule::FLOAT: rt = Type::FLOAT; break;
-            case ResultRule::DOUBLE: rt = Type::DOUBLE; break;
-            case ResultRule::STRING: rt = Type::STRING; break;
-          }
-          if (fn->result == ResultRule::DOUBLE && a.type > Type::DOUBLE && name != "to_double") return std::nullopt;
-          if (rt > Type::DOUBLE) return std::nullopt;
-          st.push_back(numeric(rt));
+          auto s = call(std::get<std::string>(t.v), pop());
+          if (!s) return std::nullopt;
+          st.push_back(*s);
           break;
         }
         default: return std::nullopt;

@@ -3,9 +3,9 @@
 // x*1). Floating-point expressions are never reassociated.
 #include <algorithm>
 #include <map>
-#include <strings.h>
 
 #include "flat.hpp"
+#include "ir/functions.hpp"
 #include "passes.hpp"
 
 namespace ir::passes {
@@ -122,15 +122,17 @@ std::optional<Node> neutral(const Node& n, Op op, const Value& c) {
   return std::nullopt;
 }
 
+// The call's type as the function row gives it to the simplifier.
 std::optional<Type> callType(const std::string& name, std::optional<Type> arg) {
-  auto is = [&](const char* n) { return strcasecmp(name.c_str(), n) == 0; };
-  if (is("to_integer")) return Type::INTEGER;
-  if (is("to_float")) return Type::FLOAT;
-  if (is("to_double")) return Type::DOUBLE;
-  if (is("to_string")) return Type::STRING;
-  if (is("isnull")) return Type::INTEGER;
-  for (const char* n : {"floor", "ceil", "sqrt", "round", "sin", "cos", "tan", "log", "log2", "trunc"})
-    if (is(n)) return arg;
+  auto fn = findFunction(name);
+  if (!fn) return std::nullopt;
+  switch (fn->rewrite) {
+    case RewriteType::NONE: return std::nullopt;
+    case RewriteType::ARGUMENT: return arg;
+    case RewriteType::RESULT:
+      if (fn->result == ResultRule::SAME || fn->result == ResultRule::KEEP) return arg;
+      return resultType(*fn, Type::NULLT);
+  }
   return std::nullopt;
 }
 

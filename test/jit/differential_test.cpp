@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "build_config.h"
+#include "ir/functions.hpp"
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
 #include "vm/values.hpp"
@@ -29,9 +30,14 @@ using ir::Token;
 using ir::Type;
 
 const Type kTypes[] = {Type::BYTE, Type::INTEGER, Type::UINT, Type::RATIONAL, Type::FLOAT, Type::DOUBLE};
-const char* kFunctions[] = {"Sqrt", "Ceil", "Floor", "Abs", "round", "trunc", "tan", "log", "log2", "sin",
-                            "cos", "exp", "isnull", "null2zero", "IsZero", "IsNonZero", "to_integer",
-                            "to_float", "to_double"};
+// Every function the JIT lowers, from the function table.
+std::vector<std::string> jitFunctions() {
+  std::vector<std::string> names;
+  for (int id = 0; id < ir::functionCount(); ++id)
+    if (ir::functionById(id).jit != ir::JitImpl::NONE) names.push_back(ir::functionById(id).name);
+  return names;
+}
+const std::vector<std::string> kFunctions = jitFunctions();
 
 struct Gen {
   std::mt19937_64 rng;
@@ -99,7 +105,7 @@ struct Gen {
         return;
       default:
         expr(p, depth - 1);
-        p.push_back(Token(Op::CALL, std::string(kFunctions[pick(int(std::size(kFunctions)))])));
+        p.push_back(Token(Op::CALL, kFunctions[size_t(pick(int(kFunctions.size())))]));
         return;
     }
   }
@@ -196,7 +202,7 @@ TEST_CASE("JIT and VM write identical bytes for random programs", "[jit][differe
     }
     std::vector<jit::Request> reqs;
     for (size_t i = 0; i < cases.size(); ++i)
-      reqs.push_back({"diff_" + std::to_string(base) + "_" + std::to_string(i), &cases[i].prog, &cases[i].in, &cases[i].out});
+      reqs.push_back({"diff_" + std::to_string(base) + "_" + std::to_string(i), &cases[i].prog, &cases[i].in, &cases[i].out, false, {}});
     auto res = j->compile("batch" + std::to_string(base), reqs);
     vm::Machine m;
     for (size_t i = 0; i < cases.size(); ++i) {
@@ -320,4 +326,25 @@ TEST_CASE("JIT stream steps over runs of records agree with the VM", "[jit][diff
   }
   WARN("block differential: " << compared << " records, no mismatch");
 }
+// The function table's JIT column says which calls the JIT takes.
+TEST_CASE("JIT support of each function is its table row's", "[jit]") {
+  for (int id = 0; id < ir::functionCount(); ++id) {
+    const ir::FunctionInfo& f = ir::functionById(id);
+    ir::Query q;
+    q.id = "q";
+    ir::Field in, out;
+    in.type = f.arg == ir::ArgRule::STRING ? Type::STRING : Type::INTEGER;
+    in.rlen = in.type == Type::STRING ? 8 : ir::typeSize(in.type);
+    out.name = "f0";
+    out.type = ir::resultType(f, in.type);
+    out.rlen = out.type == Type::STRING ? 32 : ir::typeSize(out.type);
+    out.program = {Token(Op::PUSH_ID, ir::IdxPair("q", 0)), Token(Op::CALL, std::string(f.name))};
+    q.schema = {out};
+    vm::Program prog = vm::lowerFields(q, ir::Layout::of({in}), ir::Layout::of(q.schema));
+    std::string why;
+    INFO(f.name << ":\n" << vm::disassemble(prog));
+    CHECK(jit::Jit::supports(prog, why) == (f.jit != ir::JitImpl::NONE));
+  }
+}
+
 #endif

@@ -1,0 +1,54 @@
+// The JIT's lowering of one VM program to LLVM IR (lower.cpp), driven by the
+// same instruction table as the interpreter, and the runtime helpers its code
+// calls (helpers.cpp).
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "ir/layout.hpp"
+#include "vm/vm.hpp"
+
+namespace jit {
+
+// A program the lowering cannot take (the reason is the message).
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Where the function being generated reads and writes.
+struct Frame {
+  // Operand k's record and NULL flags; input elements opBase[k].. belong to
+  // it, at byte opOff[k] of the input layout (one operand: the input record).
+  std::vector<llvm::Value*> opData, opNull;
+  std::vector<int> opBase, opOff;
+  llvm::Value *outData = nullptr, *outNulls = nullptr;
+};
+
+// Appends the code of program p at B's insertion point; throws Unsupported.
+void lowerProgram(llvm::Module& M, llvm::IRBuilder<>& B, const vm::Program& p, const ir::Layout& in,
+                  const ir::Layout& out, Frame& frame);
+
+// The runtime helpers generated code calls, by symbol name.
+#define RDB_JIT_HELPERS(X)                                                                                      \
+  X(rdb_rat_add) X(rdb_rat_sub) X(rdb_rat_mul) X(rdb_rat_div) X(rdb_rat_cmp) X(rdb_rationalize) X(rdb_rat_from_int) \
+  X(rdb_f2i32) X(rdb_f2u32) X(rdb_f2u8) X(rdb_math)
+
+}  // namespace jit
+
+extern "C" {
+uint64_t rdb_rat_add(int32_t an, int32_t ad, int32_t bn, int32_t bd);
+uint64_t rdb_rat_sub(int32_t an, int32_t ad, int32_t bn, int32_t bd);
+uint64_t rdb_rat_mul(int32_t an, int32_t ad, int32_t bn, int32_t bd);
+uint64_t rdb_rat_div(int32_t an, int32_t ad, int32_t bn, int32_t bd);
+int32_t rdb_rat_cmp(int32_t an, int32_t ad, int32_t bn, int32_t bd);
+uint64_t rdb_rationalize(double x);
+uint64_t rdb_rat_from_int(int64_t v);
+int32_t rdb_f2i32(double d);
+uint32_t rdb_f2u32(double d);
+uint32_t rdb_f2u8(double d);
+double rdb_math(int32_t fn, double x);
+}

@@ -1,0 +1,316 @@
+// The interpreter: one handler template per instruction family, the dispatch
+// switch generated from the instruction table (opcodes.hpp).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ir/functions.hpp"
+#include "type_tags.hpp"
+#include "semantics.hpp"
+#include "values.hpp"
+#include "vm.hpp"
+
+namespace vm {
+
+using ir::Type;
+using namespace vm::tags;
+
+// ================================================================ interpreter
+struct Exec {
+  Machine& m;
+  const Program& p;
+  const ir::Layout& in;
+  RecordIn src;
+  const ir::Layout& out;
+  RecordOut dst;
+  Slot* st;
+  int sp = 0;  // number of values on the stack
+
+  // ---------------------------------------------------------- strings
+  uint32_t newStr() {
+    if (m.poolUsed_ == m.pool_.size()) m.pool_.emplace_back();
+    m.pool_[m.poolUsed_].clear();
+    return m.poolUsed_++;
+  }
+  std::string& str(const Slot& s) { return m.pool_[s.str]; }
+  uint32_t strOf(std::string_view v) {
+    uint32_t i = newStr();
+    m.pool_[i].assign(v.data(), v.size());
+    return i;
+  }
+
+  Slot& top(int depth = 0) { return st[sp - 1 - depth]; }
+
+  // ---------------------------------------------------------- families
+  template <class T>
+  void LOAD(const Instr& ins) {
+    const ir::Element& e = in.elems[size_t(ins.a)];
+    Slot& s = st[sp++];
+    s.null = src.nulls[ins.a];
+    const uint8_t* d = src.data + e.offset;
+    if constexpr (std::is_same_v<T, STR>) {
+      size_t n = strnlen(reinterpret_cast<const char*>(d), size_t(e.size));
+      s.str = strOf(std::string_view(reinterpret_cast<const char*>(d), n));
+    } else if constexpr (std::is_same_v<T, RAT>) {
+      memcpy(s.rat, d, 8);
+    } else {
+      typename T::C v;
+      memcpy(&v, d, sizeof v);
+      T::set(s, v);
+    }
+  }
+  template <class T>
+  void CONST(const Instr& ins) {
+    Slot& s = st[sp++];
+    s = p.constants[size_t(ins.a)];
+    s.null = 0;
+    if constexpr (std::is_same_v<T, STR>) s.str = strOf(p.strings[size_t(p.constants[size_t(ins.a)].str)]);
+  }
+  template <class T>
+  void STORE(const Instr& ins) {
+    const ir::Element& e = out.elems[size_t(ins.a)];
+    Slot& s = st[--sp];
+    dst.nulls[ins.a] = s.null;
+    uint8_t* d = dst.data + e.offset;
+    if (s.null) {
+      memset(d, 0, size_t(e.size));
+      if constexpr (std::is_same_v<T, RAT>) {
+        int32_t one = 1;
+        memcpy(d + 4, &one, 4);
+      }
+      return;
+    }
+    if constexpr (std::is_same_v<T, STR>) {
+      const std::string& v = str(s);
+      size_t n = std::min(v.size(), size_t(e.size));
+      memcpy(d, v.data(), n);
+      memset(d + n, 0, size_t(e.size) - n);
+    } else if constexpr (std::is_same_v<T, RAT>) {
+      memcpy(d, s.rat, 8);
+    } else {
+      typename T::C v = val::canonical(T::get(s));  // one NaN
+      memcpy(d, &v, sizeof v);
+    }
+  }
+
+  // ---------------------------------------------------------- conversions
+  template <class To>
+  void fromDouble(Slot& s, double d) {
+    To::set(s, val::convert<typename To::C>(d));
+  }
+  // A string's longest numeric prefix as To; false when there is none.
+  template <class To>
+  bool parse(Slot& s, const std::string& v) {
+    if constexpr (std::is_same_v<To, F32> || std::is_same_v<To, F64>) {
+      double d;
+      if (!val::parseDoublePrefix(v, d)) return false;
+      fromDouble<To>(s, d);
+    } else if constexpr (std::is_same_v<To, RAT>) {
+      val::Rat r;
+      if (!val::parseRational(v, r)) return false;
+      RAT::set(s, r);
+    } else {
+      int32_t i;
+      if (!val::parseIntPrefix(v, i)) return false;
+      To::set(s, val::convert<typename To::C>(i));
+    }
+    return true;
+  }
+  template <class PairT>
+  void CVT(const Instr& ins) {
+    using From = typename PairT::From;
+    using To = typename PairT::To;
+    Slot& s = top(ins.a);
+    if (s.null) return;  // NULL stays NULL
+    if constexpr (std::is_same_v<From, STR>) {
+      // Explicit conversions give NULL; an implicit store gives 0 (not NULL).
+      if (!parse<To>(s, std::string(str(s)))) {
+        if (ins.b) s.null = 1;
+        else fromDouble<To>(s, 0.0);
+      }
+    } else if constexpr (std::is_same_v<To, STR>) {
+      if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>) s.str = strOf(val::fmtFixed(double(From::get(s))));
+      else if constexpr (std::is_same_v<From, RAT>) s.str = strOf(val::fmtRat(RAT::get(s)));
+      else s.str = strOf(std::to_string(From::get(s)));
+    } else {
+      To::set(s, val::convert<typename To::C>(From::get(s)));
+    }
+  }
+
+  // ---------------------------------------------------------- arithmetic
+  template <class T, class F>
+  void arith(F f) {
+    Slot& a = top(0);
+    Slot& b = top(1);
+    if (a.null || b.null) {
+      b.null = 1;
+      --sp;
+      return;
+    }
+    f(b, a);
+    --sp;
+  }
+  template <class T>
+  void ADD(const Instr&) {
+    if constexpr (std::is_same_v<T, STR>) arith<T>([&](Slot& b, Slot& a) { b.str = strOf(str(b) + str(a)); });
+    else arith<T>([](Slot& b, Slot& a) { T::set(b, val::add(T::get(b), T::get(a))); });
+  }
+  template <class T>
+  void SUB(const Instr&) {
+    arith<T>([](Slot& b, Slot& a) { T::set(b, val::sub(T::get(b), T::get(a))); });
+  }
+  template <class T>
+  void MUL(const Instr&) {
+    arith<T>([](Slot& b, Slot& a) { T::set(b, val::mul(T::get(b), T::get(a))); });
+  }
+  template <class T>
+  void DIV(const Instr&) {
+    arith<T>([](Slot& b, Slot& a) {
+      typename T::C r;
+      if (val::div(T::get(b), T::get(a), r)) T::set(b, r);
+      else b.null = 1;  // division by zero gives NULL
+    });
+  }
+  template <class T>
+  void NEG(const Instr&) {
+    Slot& s = top();
+    if (!s.null) T::set(s, val::neg(T::get(s)));
+  }
+
+  // ---------------------------------------------------------- comparisons
+  template <class T>
+  int compare(const Slot& b, const Slot& a) {
+    if constexpr (std::is_same_v<T, STR>) {
+      int c = str(b).compare(str(a));
+      return c < 0 ? -1 : c > 0 ? 1 : 0;
+    } else if constexpr (std::is_same_v<T, RAT>) {
+      return val::ratCmp(RAT::get(b), RAT::get(a));
+    } else {
+      auto x = T::get(b), y = T::get(a);
+      if constexpr (std::is_floating_point_v<typename T::C>)
+        if (std::isnan(x) || std::isnan(y)) return 2;  // unordered: only != holds
+      return x < y ? -1 : (y < x ? 1 : 0);
+    }
+  }
+  template <class T>
+  void setBool(Slot& s, bool v) {
+    if constexpr (std::is_same_v<T, STR>) s.i32 = v ? 1 : 0;  // INTEGER, as inference types it
+    else if constexpr (std::is_same_v<T, RAT>) RAT::set(s, val::Rat{v ? 1 : 0, 1});
+    else T::set(s, typename T::C(v ? 1 : 0));
+  }
+  template <class T, class Pred>
+  void cmp(Pred pred) {
+    Slot& a = top(0);
+    Slot& b = top(1);
+    --sp;
+    if (a.null || b.null) {
+      b.null = 1;
+      return;
+    }
+    setBool<T>(b, pred(compare<T>(b, a)));
+  }
+  template <class T> void EQ(const Instr&) { cmp<T>([](int c) { return c == 0; }); }
+  template <class T> void NE(const Instr&) { cmp<T>([](int c) { return c != 0; }); }
+  template <class T> void LT(const Instr&) { cmp<T>([](int c) { return c == -1; }); }
+  template <class T> void GT(const Instr&) { cmp<T>([](int c) { return c == 1; }); }
+  template <class T> void LE(const Instr&) { cmp<T>([](int c) { return c == -1 || c == 0; }); }
+  template <class T> void GE(const Instr&) { cmp<T>([](int c) { return c == 1 || c == 0; }); }
+
+  // ---------------------------------------------------------- logic
+  template <class T>
+  void TRUTH(const Instr& ins) {
+    Slot& s = top(ins.a);
+    if (s.null) return;
+    bool v;
+    if constexpr (std::is_same_v<T, STR>) v = !str(s).empty();
+    else if constexpr (std::is_same_v<T, RAT>) v = s.rat[0] != 0;
+    else v = T::get(s) != 0;
+    s.i32 = v ? 1 : 0;
+  }
+  // Three-valued AND (dominant 0) and OR (dominant 1) over INTEGER truth values.
+  void kleene(bool dominant) {
+    Slot& a = top(0);
+    Slot& b = top(1);
+    --sp;
+    auto decides = [&](const Slot& s) { return !s.null && (s.i32 != 0) == dominant; };
+    if (decides(a) || decides(b)) {
+      b.null = 0;
+      b.i32 = dominant ? 1 : 0;
+    } else if (a.null || b.null) {
+      b.null = 1;
+    } else {
+      b.i32 = dominant ? 0 : 1;
+    }
+  }
+  template <class T>
+  void AND(const Instr&) { kleene(false); }
+  template <class T>
+  void OR(const Instr&) { kleene(true); }
+  template <class T>
+  void NOT(const Instr&) {
+    Slot& s = top();
+    if (!s.null) s.i32 = s.i32 ? 0 : 1;
+  }
+
+  // ---------------------------------------------------------- functions
+  template <class T>
+  void MATH(const Instr& ins) {
+    Slot& s = top();
+    if (s.null) return;
+    fromDouble<T>(s, ir::functionById(ins.a).math(val::convert<double>(T::get(s))));
+  }
+  template <class T>
+  void MATHD(const Instr& ins) {
+    Slot& s = top();
+    if (s.null) return;
+    double r = ir::functionById(ins.a).math(s.f64);
+    if (!std::isfinite(r)) s.null = 1;
+    else s.f64 = r;
+  }
+  template <class T>
+  void ABS(const Instr&) {
+    Slot& s = top();
+    if (!s.null) T::set(s, val::abs(T::get(s)));
+  }
+  template <class T>
+  void ISNULL(const Instr&) {
+    Slot& s = top();
+    s.i32 = s.null ? 1 : 0;
+    s.null = 0;
+  }
+  template <class T>
+  void NULL2ZERO(const Instr&) {
+    Slot& s = top();
+    if (!s.null) return;
+    s.null = 0;
+    if constexpr (std::is_same_v<T, STR>) s.str = strOf("0");
+    else if constexpr (std::is_same_v<T, RAT>) RAT::set(s, val::Rat{0, 1});
+    else T::set(s, typename T::C(0));
+  }
+  template <class T>
+  void LENGTH(const Instr&) {
+    Slot& s = top();
+    if (s.null) return;
+    s.i32 = int32_t(str(s).size());
+  }
+};
+
+bool Machine::run(const Program& p, const ir::Layout& in, RecordIn src, const ir::Layout& out, RecordOut dst) {
+  if (stack_.size() < size_t(p.maxStack) + 1) stack_.resize(size_t(p.maxStack) + 1);
+  poolUsed_ = 0;
+  Exec x{*this, p, in, src, out, dst, stack_.data()};
+  for (const Instr& ins : p.code) {
+    switch (ins.op) {
+#define VM_CASE(name, family, tag, from, to) \
+  case Op::name:                             \
+    x.family<tag>(ins);                      \
+    break;
+      VM_OPCODES(VM_CASE)
+#undef VM_CASE
+      default: error_ = "bad instruction"; return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace vm
