@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "vm/values.hpp"
+#include "ir/values.hpp"
 
-using vm::val::Rat;
+using ir::val::Rat;
 
 namespace {
 
@@ -97,8 +97,8 @@ int runAvg8(char** argv) {
   Out out(argv[3]);
   for (size_t n = 7; n < a.size(); ++n) {
     Rat acc{0, 1};
-    for (int i = 0; i < 8; ++i) acc = vm::val::ratAdd(acc, Rat{a[n - size_t(i)], 1});  // newest first
-    acc = vm::val::ratDiv(acc, Rat{8, 1});
+    for (int i = 0; i < 8; ++i) acc = ir::val::ratAdd(acc, Rat{a[n - size_t(i)], 1});  // newest first
+    acc = ir::val::ratDiv(acc, Rat{8, 1});
     out.put(&acc, 8);
   }
   return 0;
@@ -116,31 +116,31 @@ int runQrs(char** argv) {
   std::vector<Rat> bpOut(N), dOut(N), sq(N), mwi(N), thr(N);
   for (size_t n = 24; n < N; ++n) {
     Rat acc{0, 1};
-    for (size_t i = 0; i < 25; ++i) acc = vm::val::ratAdd(acc, Rat{w(int64_t(mlii[n - i]) * bp[i]), 1});
-    bpOut[n] = vm::val::ratDiv(acc, Rat{1000, 1});
+    for (size_t i = 0; i < 25; ++i) acc = ir::val::ratAdd(acc, Rat{w(int64_t(mlii[n - i]) * bp[i]), 1});
+    bpOut[n] = ir::val::ratDiv(acc, Rat{1000, 1});
   }
   // 2. derivative FIR over 5, 3. square /1000
   for (size_t n = 28; n < N; ++n) {
     Rat acc{0, 1};
-    for (size_t i = 0; i < 5; ++i) acc = vm::val::ratAdd(acc, vm::val::ratMul(bpOut[n - i], Rat{dc[i], 1}));
+    for (size_t i = 0; i < 5; ++i) acc = ir::val::ratAdd(acc, ir::val::ratMul(bpOut[n - i], Rat{dc[i], 1}));
     dOut[n] = acc;
-    sq[n] = vm::val::ratDiv(vm::val::ratMul(acc, acc), Rat{1000, 1});
+    sq[n] = ir::val::ratDiv(ir::val::ratMul(acc, acc), Rat{1000, 1});
   }
   // 4. moving-window integration over 30, 5. threshold: average over 180
   for (size_t n = 57; n < N; ++n) {
     Rat acc{0, 1};
-    for (size_t i = 0; i < 30; ++i) acc = vm::val::ratAdd(acc, sq[n - i]);
-    mwi[n] = vm::val::ratDiv(acc, Rat{30, 1});
+    for (size_t i = 0; i < 30; ++i) acc = ir::val::ratAdd(acc, sq[n - i]);
+    mwi[n] = ir::val::ratDiv(acc, Rat{30, 1});
   }
   for (size_t n = 236; n < N; ++n) {
     Rat acc{0, 1};
-    for (size_t i = 0; i < 180; ++i) acc = vm::val::ratAdd(acc, mwi[n - i]);
-    thr[n] = vm::val::ratDiv(acc, Rat{180, 1});
+    for (size_t i = 0; i < 180; ++i) acc = ir::val::ratAdd(acc, mwi[n - i]);
+    thr[n] = ir::val::ratDiv(acc, Rat{180, 1});
   }
   for (size_t n = size_t(first); n < N; ++n) {
     int32_t centred = w(int64_t(mlii[n]) - 900);
-    Rat env = vm::val::ratMul(mwi[n], Rat{5, 1});
-    Rat det = vm::val::ratMul(vm::val::ratSub(mwi[n], vm::val::ratMul(thr[n], Rat{2, 1})), Rat{5, 1});
+    Rat env = ir::val::ratMul(mwi[n], Rat{5, 1});
+    Rat det = ir::val::ratMul(ir::val::ratSub(mwi[n], ir::val::ratMul(thr[n], Rat{2, 1})), Rat{5, 1});
     out.put(&centred, 4);
     out.put(&env, 8);
     out.put(&det, 8);

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "ir/ir.hpp"
-#include "vm/semantics.hpp"
+#include "ir/semantics.hpp"
 
 namespace engine {
 
@@ -45,12 +45,12 @@ inline void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* 
   // The value in the destination type, by the VM's conversion matrix.
   auto to = [&](auto v) {
     switch (dt) {
-      case Type::BYTE: storeAs(d, vm::val::convert<uint8_t>(v)); break;
-      case Type::INTEGER: storeAs(d, vm::val::convert<int32_t>(v)); break;
-      case Type::UINT: storeAs(d, vm::val::convert<uint32_t>(v)); break;
-      case Type::FLOAT: storeAs(d, vm::val::convert<float>(v)); break;
-      case Type::DOUBLE: storeAs(d, vm::val::convert<double>(v)); break;
-      case Type::RATIONAL: storeAs(d, vm::val::convert<vm::val::Rat>(v)); break;
+      case Type::BYTE: storeAs(d, ir::val::convert<uint8_t>(v)); break;
+      case Type::INTEGER: storeAs(d, ir::val::convert<int32_t>(v)); break;
+      case Type::UINT: storeAs(d, ir::val::convert<uint32_t>(v)); break;
+      case Type::FLOAT: storeAs(d, ir::val::convert<float>(v)); break;
+      case Type::DOUBLE: storeAs(d, ir::val::convert<double>(v)); break;
+      case Type::RATIONAL: storeAs(d, ir::val::convert<ir::val::Rat>(v)); break;
       default: memset(d, 0, size_t(dsize));
     }
   };
@@ -60,7 +60,7 @@ inline void convertElem(Type st, const uint8_t* s, int ssize, Type dt, uint8_t* 
     case Type::UINT: to(loadAs<uint32_t>(s)); break;
     case Type::FLOAT: to(loadAs<float>(s)); break;
     case Type::DOUBLE: to(loadAs<double>(s)); break;
-    case Type::RATIONAL: to(loadAs<vm::val::Rat>(s)); break;
+    case Type::RATIONAL: to(loadAs<ir::val::Rat>(s)); break;
     default: to(int32_t(0));  // no number: zero
   }
 }

@@ -55,7 +55,6 @@ enum class FoldRule : uint8_t {
 enum class RewriteType : uint8_t {
   NONE,      // unknown: no rewrite relies on it
   RESULT,    // the result rule's type
-  ARGUMENT,  // the argument's type (sin and cos: the simplifier's typing, unlike their DOUBLE result)
 };
 
 struct FunctionInfo {

@@ -4,27 +4,27 @@
 // low 32 bits.
 #include "ir/functions.hpp"
 #include "lower.hpp"
-#include "vm/semantics.hpp"
+#include "ir/semantics.hpp"
 
 namespace {
-using vm::val::Rat;
+using ir::val::Rat;
 inline uint64_t pack(Rat r) { return uint64_t(uint32_t(r.num)) | (uint64_t(uint32_t(r.den)) << 32); }
 }  // namespace
 
 extern "C" {
-uint64_t rdb_rat_add(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return pack(vm::val::add(Rat{an, ad}, Rat{bn, bd})); }
-uint64_t rdb_rat_sub(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return pack(vm::val::sub(Rat{an, ad}, Rat{bn, bd})); }
-uint64_t rdb_rat_mul(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return pack(vm::val::mul(Rat{an, ad}, Rat{bn, bd})); }
+uint64_t rdb_rat_add(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return pack(ir::val::add(Rat{an, ad}, Rat{bn, bd})); }
+uint64_t rdb_rat_sub(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return pack(ir::val::sub(Rat{an, ad}, Rat{bn, bd})); }
+uint64_t rdb_rat_mul(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return pack(ir::val::mul(Rat{an, ad}, Rat{bn, bd})); }
 uint64_t rdb_rat_div(int32_t an, int32_t ad, int32_t bn, int32_t bd) {
   Rat r{0, 1};  // a zero divisor: the caller marks the result NULL
-  vm::val::div(Rat{an, ad}, Rat{bn, bd}, r);
+  ir::val::div(Rat{an, ad}, Rat{bn, bd}, r);
   return pack(r);
 }
-int32_t rdb_rat_cmp(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return vm::val::ratCmp({an, ad}, {bn, bd}); }
-uint64_t rdb_rationalize(double x) { return pack(vm::val::convert<Rat>(x)); }
-uint64_t rdb_rat_from_int(int64_t v) { return pack(vm::val::ratFromInt(v)); }
-int32_t rdb_f2i32(double d) { return vm::val::convert<int32_t>(d); }
-uint32_t rdb_f2u32(double d) { return vm::val::convert<uint32_t>(d); }
-uint32_t rdb_f2u8(double d) { return vm::val::convert<uint8_t>(d); }
+int32_t rdb_rat_cmp(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return ir::val::ratCmp({an, ad}, {bn, bd}); }
+uint64_t rdb_rationalize(double x) { return pack(ir::val::convert<Rat>(x)); }
+uint64_t rdb_rat_from_int(int64_t v) { return pack(ir::val::ratFromInt(v)); }
+int32_t rdb_f2i32(double d) { return ir::val::convert<int32_t>(d); }
+uint32_t rdb_f2u32(double d) { return ir::val::convert<uint32_t>(d); }
+uint32_t rdb_f2u8(double d) { return ir::val::convert<uint8_t>(d); }
 double rdb_math(int32_t fn, double x) { return ir::functionById(fn).math(x); }
 }

@@ -4,7 +4,7 @@
 
 #include "lower.hpp"
 #include "vm/type_tags.hpp"
-#include "vm/values.hpp"
+#include "ir/values.hpp"
 
 namespace jit {
 
@@ -194,7 +194,7 @@ struct Lowering {
         if constexpr (f == Type::BYTE) {
           r.v = B.CreateZExt(s.v, B.getInt32Ty());
           r.den = B.getInt32(1);
-        } else {  // INT32_MIN and UINT above 2^31-1 saturate (and count): vm::val::ratFromInt
+        } else {  // INT32_MIN and UINT above 2^31-1 saturate (and count): ir::val::ratFromInt
           Value* w = f == Type::UINT ? B.CreateZExt(s.v, B.getInt64Ty()) : B.CreateSExt(s.v, B.getInt64Ty());
           unpackRat(B.CreateCall(helper("rdb_rat_from_int", B.getInt64Ty(), {B.getInt64Ty()}), {w}), r);
         }

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "vm/values.hpp"
+#include "ir/values.hpp"
 
 namespace storage {
 
@@ -41,10 +41,10 @@ std::string elementText(ir::Type t, const uint8_t* p, int size, IntBase base) {
     case ir::Type::FLOAT: return printed("%.6g", double(load<float>(p)));
     case ir::Type::DOUBLE: return printed("%.6g", load<double>(p));
     case ir::Type::RATIONAL: {
-      vm::val::Rat r;
+      ir::val::Rat r;
       memcpy(&r.num, p, 4);
       memcpy(&r.den, p + 4, 4);
-      return vm::val::fmtRat(vm::val::ratNormalize(r));  // another program's file may break the rule
+      return ir::val::fmtRat(ir::val::ratNormalize(r));  // another program's file may break the rule
     }
     case ir::Type::INTPAIR:
     case ir::Type::IDXPAIR: return std::to_string(load<int32_t>(p)) + "," + std::to_string(load<int32_t>(p + 4));

@@ -5,7 +5,7 @@
 
 #include "ir/functions.hpp"
 #include "ir/passes/passes.hpp"
-#include "values.hpp"
+#include "ir/values.hpp"
 #include "vm.hpp"
 
 namespace vm {
@@ -19,9 +19,9 @@ std::string constantText(const Program& p, const Instr& in) {
     case Tag::U8: return std::to_string(c.u8);
     case Tag::I32: return std::to_string(c.i32);
     case Tag::U32: return std::to_string(c.u32);
-    case Tag::RAT: return val::fmtRat({c.rat[0], c.rat[1]});
-    case Tag::F32: return val::fmtFixed(double(c.f32));
-    case Tag::F64: return val::fmtFixed(c.f64);
+    case Tag::RAT: return ir::val::fmtRat({c.rat[0], c.rat[1]});
+    case Tag::F32: return ir::val::fmtFixed(double(c.f32));
+    case Tag::F64: return ir::val::fmtFixed(c.f64);
     case Tag::STR: return "'" + p.strings[size_t(c.str)] + "'";
     case Tag::ANY: break;
   }

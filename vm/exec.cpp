@@ -6,8 +6,8 @@
 
 #include "ir/functions.hpp"
 #include "type_tags.hpp"
-#include "semantics.hpp"
-#include "values.hpp"
+#include "ir/semantics.hpp"
+#include "ir/values.hpp"
 #include "vm.hpp"
 
 namespace vm {
@@ -88,7 +88,7 @@ struct Exec {
     } else if constexpr (std::is_same_v<T, RAT>) {
       memcpy(d, s.rat, 8);
     } else {
-      typename T::C v = val::canonical(T::get(s));  // one NaN
+      typename T::C v = ir::val::canonical(T::get(s));  // one NaN
       memcpy(d, &v, sizeof v);
     }
   }
@@ -96,23 +96,23 @@ struct Exec {
   // ---------------------------------------------------------- conversions
   template <class To>
   void fromDouble(Slot& s, double d) {
-    To::set(s, val::convert<typename To::C>(d));
+    To::set(s, ir::val::convert<typename To::C>(d));
   }
   // A string's longest numeric prefix as To; false when there is none.
   template <class To>
   bool parse(Slot& s, const std::string& v) {
     if constexpr (std::is_same_v<To, F32> || std::is_same_v<To, F64>) {
       double d;
-      if (!val::parseDoublePrefix(v, d)) return false;
+      if (!ir::val::parseDoublePrefix(v, d)) return false;
       fromDouble<To>(s, d);
     } else if constexpr (std::is_same_v<To, RAT>) {
-      val::Rat r;
-      if (!val::parseRational(v, r)) return false;
+      ir::val::Rat r;
+      if (!ir::val::parseRational(v, r)) return false;
       RAT::set(s, r);
     } else {
       int32_t i;
-      if (!val::parseIntPrefix(v, i)) return false;
-      To::set(s, val::convert<typename To::C>(i));
+      if (!ir::val::parseIntPrefix(v, i)) return false;
+      To::set(s, ir::val::convert<typename To::C>(i));
     }
     return true;
   }
@@ -129,11 +129,11 @@ struct Exec {
         else fromDouble<To>(s, 0.0);
       }
     } else if constexpr (std::is_same_v<To, STR>) {
-      if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>) s.str = strOf(val::fmtFixed(double(From::get(s))));
-      else if constexpr (std::is_same_v<From, RAT>) s.str = strOf(val::fmtRat(RAT::get(s)));
+      if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>) s.str = strOf(ir::val::fmtFixed(double(From::get(s))));
+      else if constexpr (std::is_same_v<From, RAT>) s.str = strOf(ir::val::fmtRat(RAT::get(s)));
       else s.str = strOf(std::to_string(From::get(s)));
     } else {
-      To::set(s, val::convert<typename To::C>(From::get(s)));
+      To::set(s, ir::val::convert<typename To::C>(From::get(s)));
     }
   }
 
@@ -153,28 +153,28 @@ struct Exec {
   template <class T>
   void ADD(const Instr&) {
     if constexpr (std::is_same_v<T, STR>) arith<T>([&](Slot& b, Slot& a) { b.str = strOf(str(b) + str(a)); });
-    else arith<T>([](Slot& b, Slot& a) { T::set(b, val::add(T::get(b), T::get(a))); });
+    else arith<T>([](Slot& b, Slot& a) { T::set(b, ir::val::add(T::get(b), T::get(a))); });
   }
   template <class T>
   void SUB(const Instr&) {
-    arith<T>([](Slot& b, Slot& a) { T::set(b, val::sub(T::get(b), T::get(a))); });
+    arith<T>([](Slot& b, Slot& a) { T::set(b, ir::val::sub(T::get(b), T::get(a))); });
   }
   template <class T>
   void MUL(const Instr&) {
-    arith<T>([](Slot& b, Slot& a) { T::set(b, val::mul(T::get(b), T::get(a))); });
+    arith<T>([](Slot& b, Slot& a) { T::set(b, ir::val::mul(T::get(b), T::get(a))); });
   }
   template <class T>
   void DIV(const Instr&) {
     arith<T>([](Slot& b, Slot& a) {
       typename T::C r;
-      if (val::div(T::get(b), T::get(a), r)) T::set(b, r);
+      if (ir::val::div(T::get(b), T::get(a), r)) T::set(b, r);
       else b.null = 1;  // division by zero gives NULL
     });
   }
   template <class T>
   void NEG(const Instr&) {
     Slot& s = top();
-    if (!s.null) T::set(s, val::neg(T::get(s)));
+    if (!s.null) T::set(s, ir::val::neg(T::get(s)));
   }
 
   // ---------------------------------------------------------- comparisons
@@ -184,7 +184,7 @@ struct Exec {
       int c = str(b).compare(str(a));
       return c < 0 ? -1 : c > 0 ? 1 : 0;
     } else if constexpr (std::is_same_v<T, RAT>) {
-      return val::ratCmp(RAT::get(b), RAT::get(a));
+      return ir::val::ratCmp(RAT::get(b), RAT::get(a));
     } else {
       auto x = T::get(b), y = T::get(a);
       if constexpr (std::is_floating_point_v<typename T::C>)
@@ -195,7 +195,7 @@ struct Exec {
   template <class T>
   void setBool(Slot& s, bool v) {
     if constexpr (std::is_same_v<T, STR>) s.i32 = v ? 1 : 0;  // INTEGER, as inference types it
-    else if constexpr (std::is_same_v<T, RAT>) RAT::set(s, val::Rat{v ? 1 : 0, 1});
+    else if constexpr (std::is_same_v<T, RAT>) RAT::set(s, ir::val::Rat{v ? 1 : 0, 1});
     else T::set(s, typename T::C(v ? 1 : 0));
   }
   template <class T, class Pred>
@@ -257,7 +257,7 @@ struct Exec {
   void MATH(const Instr& ins) {
     Slot& s = top();
     if (s.null) return;
-    fromDouble<T>(s, ir::functionById(ins.a).math(val::convert<double>(T::get(s))));
+    fromDouble<T>(s, ir::functionById(ins.a).math(ir::val::convert<double>(T::get(s))));
   }
   template <class T>
   void MATHD(const Instr& ins) {
@@ -270,7 +270,7 @@ struct Exec {
   template <class T>
   void ABS(const Instr&) {
     Slot& s = top();
-    if (!s.null) T::set(s, val::abs(T::get(s)));
+    if (!s.null) T::set(s, ir::val::abs(T::get(s)));
   }
   template <class T>
   void ISNULL(const Instr&) {
@@ -284,7 +284,7 @@ struct Exec {
     if (!s.null) return;
     s.null = 0;
     if constexpr (std::is_same_v<T, STR>) s.str = strOf("0");
-    else if constexpr (std::is_same_v<T, RAT>) RAT::set(s, val::Rat{0, 1});
+    else if constexpr (std::is_same_v<T, RAT>) RAT::set(s, ir::val::Rat{0, 1});
     else T::set(s, typename T::C(0));
   }
   template <class T>

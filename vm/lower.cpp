@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "ir/functions.hpp"
-#include "values.hpp"
+#include "ir/values.hpp"
 #include "vm.hpp"
 
 namespace vm {
@@ -81,7 +81,7 @@ struct Lowerer {
       case Type::UINT: s.u32 = std::get<uint32_t>(v); break;
       case Type::RATIONAL: {
         auto r = std::get<ir::Rational>(v);
-        val::Rat c = val::ratFromWide(r.num, r.den);  // a literal beyond 32 bits rounds like any result
+        ir::val::Rat c = ir::val::ratFromWide(r.num, r.den);  // a literal beyond 32 bits rounds like any result
         s.rat[0] = c.num, s.rat[1] = c.den;
         break;
       }

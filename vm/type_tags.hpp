@@ -4,7 +4,7 @@
 #pragma once
 
 #include "ir/ir.hpp"
-#include "values.hpp"
+#include "ir/values.hpp"
 #include "vm.hpp"
 
 namespace vm::tags {
@@ -42,7 +42,7 @@ struct F64 {
   static void set(Slot& s, C v) { s.f64 = v; }
 };
 struct RAT {
-  using C = val::Rat;
+  using C = ir::val::Rat;
   static constexpr Type T = Type::RATIONAL;
   static C get(const Slot& s) { return {s.rat[0], s.rat[1]}; }
   static void set(Slot& s, C v) { s.rat[0] = v.num, s.rat[1] = v.den; }

@@ -12,7 +12,7 @@
 #include <cstring>
 
 #include "engine/stream.hpp"
-#include "vm/values.hpp"
+#include "ir/values.hpp"
 
 namespace engine::ops {
 
@@ -109,7 +109,7 @@ struct Driver {
     Op op(c, s);
     const Block& b = c.block;
     const std::vector<char>& due = b.due[s.tickIndex];
-    const uint64_t roundedBefore = vm::val::ratRounded();
+    const uint64_t roundedBefore = ir::val::ratRounded();
     int64_t ns[kRun];
     int js[kRun];
     int k = 0;
@@ -173,7 +173,7 @@ struct Driver {
     flush();
     for (; j < b.slots; ++j) s.vis[size_t(j)] = s.hist.count;  // stopped by a failure: nothing more to read
     // Roundings are counted per thread; this stream's are those made in its step.
-    s.rounded += vm::val::ratRounded() - roundedBefore;
+    s.rounded += ir::val::ratRounded() - roundedBefore;
   }
 };
 

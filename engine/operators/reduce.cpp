@@ -16,11 +16,11 @@ namespace engine::ops {
 
 namespace {
 
-using vm::val::Rat;
+using ir::val::Rat;
 
-inline Rat foldAdd(Rat a, Rat b) { return vm::val::ratAdd(a, b); }
-inline bool foldLess(Rat a, Rat b) { return vm::val::ratCmp(a, b) < 0; }
-inline Rat foldMean(Rat sum, int64_t n) { return vm::val::ratDiv(sum, Rat{int32_t(n), 1}); }
+inline Rat foldAdd(Rat a, Rat b) { return ir::val::ratAdd(a, b); }
+inline bool foldLess(Rat a, Rat b) { return ir::val::ratCmp(a, b) < 0; }
+inline Rat foldMean(Rat sum, int64_t n) { return ir::val::ratDiv(sum, Rat{int32_t(n), 1}); }
 template <class T> T foldAdd(T a, T b) { return a + b; }
 template <class T> bool foldLess(T a, T b) { return a < b; }
 template <class T> T foldMean(T sum, int64_t n) { return sum / T(n); }

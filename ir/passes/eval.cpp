@@ -1,5 +1,6 @@
 // Constant evaluation of a field program with no input record, used only by
-// the simplifier, with the VM's per-value functions (vm/semantics.hpp). Anything it cannot do exactly (NULL results, rationals,
+// the simplifier, with the VM's per-value functions (ir/semantics.hpp).
+// Anything it cannot do exactly (NULL results, rationals,
 // comparisons) reports "no value", and the simplifier then leaves the
 // expression as written.
 #include <cmath>
@@ -7,7 +8,7 @@
 
 #include "ir/functions.hpp"
 #include "passes.hpp"
-#include "vm/semantics.hpp"
+#include "ir/semantics.hpp"
 
 namespace ir::passes {
 
@@ -57,11 +58,11 @@ template <class C>
 std::optional<C> arith(Op op, C l, C r) {
   C v{};
   switch (op) {
-    case Op::ADD: return vm::val::add(l, r);
-    case Op::SUBTRACT: return vm::val::sub(l, r);
-    case Op::MULTIPLY: return vm::val::mul(l, r);
+    case Op::ADD: return ir::val::add(l, r);
+    case Op::SUBTRACT: return ir::val::sub(l, r);
+    case Op::MULTIPLY: return ir::val::mul(l, r);
     case Op::DIVIDE:
-      if (!vm::val::div(l, r, v)) return std::nullopt;  // NULL at run time
+      if (!ir::val::div(l, r, v)) return std::nullopt;  // NULL at run time
       return v;
     default: return std::nullopt;
   }
@@ -93,10 +94,16 @@ std::optional<Value> binary(Op op, const Value& l, const Value& r) {
     if (v < 0 || v > UINT32_MAX) return std::nullopt;
     return Value(uint32_t(v));
   }
-  if (t == Type::FLOAT || t == Type::DOUBLE) {
+  // As the VM: both operands converted to the result type first, then the
+  // operation in that type (a FLOAT sum is a float sum, not a rounded double).
+  if (t == Type::FLOAT) {
+    auto v = arith<float>(op, float(*asDouble(l)), float(*asDouble(r)));
+    if (!v) return std::nullopt;
+    return Value(*v);
+  }
+  if (t == Type::DOUBLE) {
     auto v = arith<double>(op, *asDouble(l), *asDouble(r));
     if (!v) return std::nullopt;
-    if (t == Type::FLOAT) return Value(float(*v));
     return Value(*v);
   }
   return std::nullopt;

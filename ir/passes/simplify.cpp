@@ -128,7 +128,6 @@ std::optional<Type> callType(const std::string& name, std::optional<Type> arg) {
   if (!fn) return std::nullopt;
   switch (fn->rewrite) {
     case RewriteType::NONE: return std::nullopt;
-    case RewriteType::ARGUMENT: return arg;
     case RewriteType::RESULT:
       if (fn->result == ResultRule::SAME || fn->result == ResultRule::KEEP) return arg;
       return resultType(*fn, Type::NULLT);

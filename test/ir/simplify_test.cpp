@@ -126,3 +126,22 @@ TEST_CASE("an own-name reference takes the type of the query's output field (§5
   CHECK(ut::field(p, "o", 1) == "PUSH_ID(o[0]) PUSH_VAL(0) ADD");
   CHECK(ut::field(p, "o", 0) == "PUSH_ID(o[0])");
 }
+
+TEST_CASE("sin and cos are DOUBLE to the simplifier too: sin(x)+1+2 is not reassociated", "[simplify]") {
+  // (sin(44) + 1) + 2 and sin(44) + 3 differ in the last bit in double.
+  CHECK(simplified("sin(s[0])+1+2") == unsimplified("sin(s[0])+1+2"));
+  CHECK(simplified("cos(s[0])+1+2") == unsimplified("cos(s[0])+1+2"));
+  CHECK(simplified("Sqrt(s[0])+1+2") == "PUSH_ID(o[0]) CALL(Sqrt) PUSH_VAL(3) ADD");  // INTEGER: exact
+}
+
+TEST_CASE("a folded FLOAT operation is done in float, as the VM does it", "[simplify]") {
+  // 16777217 converts to 16777216.0f; + 0.5f rounds back to 16777216 (in double it would be 16777218).
+  const std::string folded = simplified("16777217 + to_float(0.5)");
+  CHECK(folded == "PUSH_VAL(1.67772e+07)");
+  ir::Plan p = testing::compileText(std::string(kSrc) + "SELECT 16777217 + to_float(0.5) STREAM o FROM s\n",
+                                    ir::defaultOptions());
+  const ir::Query* o = p.find("o");
+  REQUIRE(o);
+  REQUIRE(o->schema[0].program.size() == 1);
+  CHECK(std::get<float>(o->schema[0].program[0].v) == 16777216.0f);
+}

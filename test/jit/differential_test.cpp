@@ -16,7 +16,7 @@
 #include "ir/functions.hpp"
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
-#include "vm/values.hpp"
+#include "ir/values.hpp"
 #include "vm/vm.hpp"
 #if RDB_WITH_JIT
 #include "jit/jit.hpp"
@@ -160,8 +160,8 @@ struct Gen {
         break;
       }
       case Type::RATIONAL: {
-        vm::val::Rat r = pick(4) ? vm::val::ratNorm(int64_t(rng() % 2001) - 1000, 1 + int64_t(rng() % 50))
-                                 : vm::val::ratNorm(int64_t(rng() % 4294967295ull) - 2147483647,
+        ir::val::Rat r = pick(4) ? ir::val::ratNorm(int64_t(rng() % 2001) - 1000, 1 + int64_t(rng() % 50))
+                                 : ir::val::ratNorm(int64_t(rng() % 4294967295ull) - 2147483647,
                                                     1 + int64_t(rng() % 2147483647));  // anywhere in range
         memcpy(d, &r, 8);
         break;

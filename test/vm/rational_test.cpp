@@ -4,14 +4,14 @@
 
 #include <random>
 
-#include "vm/values.hpp"
+#include "ir/values.hpp"
 
-using vm::val::Rat;
+using ir::val::Rat;
 using i128 = __int128;
 
 namespace {
 
-constexpr int64_t M = vm::val::kRatMax;
+constexpr int64_t M = ir::val::kRatMax;
 
 bool valid(Rat r) {
   if (r.den <= 0 || r.num == INT32_MIN) return false;
@@ -56,7 +56,7 @@ TEST_CASE("nearest fraction under both bounds equals a brute-force search (small
       if (i % 5 == 0) d = 1 + i128(rng() % 500);  // many values above the bound too
       INFO("lim " << lim << " x = " << int64_t(n) << "/" << int64_t(d));
       bool neg = n < 0;
-      Rat r = vm::val::ratFromParts(neg, vm::val::u128(neg ? -n : n), vm::val::u128(d), uint64_t(lim));
+      Rat r = ir::val::ratFromParts(neg, ir::val::u128(neg ? -n : n), ir::val::u128(d), uint64_t(lim));
       auto [p, q] = bruteNearest(n, d, lim);
       CHECK(r.num == p);
       CHECK(r.den == q);
@@ -74,7 +74,7 @@ TEST_CASE("every RATIONAL operation is exact when it fits and nearest otherwise"
       case 1: n = 1, d = M; break;
       default: n = int64_t(rng() % (2 * M + 1)) - M, d = 1 + int64_t(rng() % M);
     }
-    Rat r = vm::val::ratFromWide(n, d);
+    Rat r = ir::val::ratFromWide(n, d);
     REQUIRE(valid(r));
     return r;
   };
@@ -87,11 +87,11 @@ TEST_CASE("every RATIONAL operation is exact when it fits and nearest otherwise"
       i128 n, d;
     };
     std::vector<Op> ops = {
-        {"+", vm::val::ratAdd(a, b), i128(a.num) * b.den + i128(b.num) * a.den, i128(a.den) * b.den},
-        {"-", vm::val::ratSub(a, b), i128(a.num) * b.den - i128(b.num) * a.den, i128(a.den) * b.den},
-        {"*", vm::val::ratMul(a, b), i128(a.num) * b.num, i128(a.den) * b.den},
+        {"+", ir::val::ratAdd(a, b), i128(a.num) * b.den + i128(b.num) * a.den, i128(a.den) * b.den},
+        {"-", ir::val::ratSub(a, b), i128(a.num) * b.den - i128(b.num) * a.den, i128(a.den) * b.den},
+        {"*", ir::val::ratMul(a, b), i128(a.num) * b.num, i128(a.den) * b.den},
     };
-    if (b.num != 0) ops.push_back({"/", vm::val::ratDiv(a, b), i128(a.num) * b.den, i128(a.den) * b.num});
+    if (b.num != 0) ops.push_back({"/", ir::val::ratDiv(a, b), i128(a.num) * b.den, i128(a.den) * b.num});
     for (auto& op : ops) {
       INFO(a.num << "/" << a.den << " " << op.name << " " << b.num << "/" << b.den << " = " << op.got.num << "/"
                  << op.got.den);
@@ -139,10 +139,10 @@ TEST_CASE("every RATIONAL operation is exact when it fits and nearest otherwise"
 }
 
 TEST_CASE("conversions to RATIONAL: integers saturate, doubles round to the nearest, sign-correct", "[vm][rational]") {
-  using vm::val::rationalize;
-  CHECK(vm::val::ratFromInt(INT32_MIN) == Rat{-int32_t(M), 1});
-  CHECK(vm::val::ratFromInt(4294967295LL) == Rat{int32_t(M), 1});
-  CHECK(vm::val::ratFromInt(-5) == Rat{-5, 1});
+  using ir::val::rationalize;
+  CHECK(ir::val::ratFromInt(INT32_MIN) == Rat{-int32_t(M), 1});
+  CHECK(ir::val::ratFromInt(4294967295LL) == Rat{int32_t(M), 1});
+  CHECK(ir::val::ratFromInt(-5) == Rat{-5, 1});
   CHECK(rationalize(-2.25) == Rat{-9, 4});
   CHECK(rationalize(-1.5) == Rat{-3, 2});
   CHECK(rationalize(0.1) == Rat{1, 10});  // the nearest to the double 0.1 under the bounds
@@ -163,27 +163,27 @@ TEST_CASE("conversions to RATIONAL: integers saturate, doubles round to the near
 
 TEST_CASE("text to RATIONAL rounds a value that does not fit by the same rule", "[vm][rational]") {
   Rat r;
-  REQUIRE(vm::val::parseRational("7000000000/3", r));
+  REQUIRE(ir::val::parseRational("7000000000/3", r));
   CHECK(r == Rat{int32_t(M), 1});  // beyond 2^31-1: saturates
-  REQUIRE(vm::val::parseRational("5000000000/3", r));
+  REQUIRE(ir::val::parseRational("5000000000/3", r));
   CHECK(r == Rat{1666666667, 1});  // the nearest: no numerator may exceed 2^31-1
-  REQUIRE(vm::val::parseRational("1/4294967296", r));
+  REQUIRE(ir::val::parseRational("1/4294967296", r));
   CHECK(r == Rat{0, 1});  // below half the smallest step
-  REQUIRE(vm::val::parseRational("3000000000/4000000000", r));
+  REQUIRE(ir::val::parseRational("3000000000/4000000000", r));
   CHECK(r == Rat{3, 4});
-  REQUIRE(vm::val::parseRational("-6/4", r));
+  REQUIRE(ir::val::parseRational("-6/4", r));
   CHECK(r == Rat{-3, 2});
-  REQUIRE(vm::val::parseRational("2147483648/2147483647", r));
+  REQUIRE(ir::val::parseRational("2147483648/2147483647", r));
   CHECK(valid(r));
   CHECK(r.den > 1);
-  CHECK_FALSE(vm::val::parseRational("1/0", r));
+  CHECK_FALSE(ir::val::parseRational("1/0", r));
 }
 
 TEST_CASE("a stored pair that breaks the rule is normalized on read", "[vm][rational]") {
-  CHECK(vm::val::ratNormalize({6, -4}) == Rat{-3, 2});
-  CHECK(vm::val::ratNormalize({INT32_MIN, 1}) == Rat{-int32_t(M), 1});
-  CHECK(vm::val::ratNormalize({INT32_MIN, -1}) == Rat{int32_t(M), 1});
-  CHECK(vm::val::ratNormalize({5, 0}) == Rat{5, 1});
-  CHECK(vm::val::ratNormalize({0, 7}) == Rat{0, 1});
-  CHECK(vm::val::ratNormalize({-1680322355, -1681000448}) == vm::val::ratFromWide(1680322355, 1681000448));
+  CHECK(ir::val::ratNormalize({6, -4}) == Rat{-3, 2});
+  CHECK(ir::val::ratNormalize({INT32_MIN, 1}) == Rat{-int32_t(M), 1});
+  CHECK(ir::val::ratNormalize({INT32_MIN, -1}) == Rat{int32_t(M), 1});
+  CHECK(ir::val::ratNormalize({5, 0}) == Rat{5, 1});
+  CHECK(ir::val::ratNormalize({0, 7}) == Rat{0, 1});
+  CHECK(ir::val::ratNormalize({-1680322355, -1681000448}) == ir::val::ratFromWide(1680322355, 1681000448));
 }

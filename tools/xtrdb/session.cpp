@@ -13,7 +13,7 @@
 #include <iostream>
 
 #include "common.hpp"
-#include "vm/values.hpp"
+#include "ir/values.hpp"
 
 namespace xtrdb {
 
@@ -275,7 +275,7 @@ void Session::setElement(ir::Type t, uint8_t* q, const std::string& token) {
       long long n = strtoll(s, &end, inBase_), d = 1;
       if (end && *end == '/') d = strtoll(end + 1, &end, inBase_);
       // Written by the RATIONAL rule: reduced, den > 0, rounded to the nearest when it does not fit.
-      vm::val::Rat r = d == 0 ? vm::val::ratFromInt(n) : vm::val::ratFromWide(n, d);
+      ir::val::Rat r = d == 0 ? ir::val::ratFromInt(n) : ir::val::ratFromWide(n, d);
       memcpy(q, &r.num, 4);
       memcpy(q + 4, &r.den, 4);
       break;

@@ -1,6 +1,6 @@
 // Per-value semantics written once: the arithmetic, NULL-producing cases
 // (a zero divisor), INT_MIN / -1, canonical NaN and the numeric conversion
-// matrix. The interpreter (exec.cpp), the constant folder (ir/passes/eval.cpp)
+// matrix. The interpreter (vm/exec.cpp), the constant folder (ir/passes/eval.cpp)
 // and the engine's record conversions (engine/convert.hpp) call these; the
 // JIT's runtime helpers call values.hpp underneath them. Operands: l op r.
 #pragma once
@@ -12,7 +12,7 @@
 
 #include "values.hpp"
 
-namespace vm::val {
+namespace ir::val {
 
 template <class C>
 constexpr bool kIsFloat = std::is_floating_point_v<C>;
@@ -91,4 +91,4 @@ To convert(From v) {
   }
 }
 
-}  // namespace vm::val
+}  // namespace ir::val

@@ -1,5 +1,6 @@
-// Value semantics shared by the VM and the JIT's runtime helpers:
-// conversions, exact rationals, text forms. See docs/semantics.md.
+// Value semantics of the language, shared by the compiler's constant folder,
+// the VM, the JIT's runtime helpers and storage: conversions, exact
+// rationals, text forms (the rules: docs/rql.md; semantics.hpp builds on these).
 #pragma once
 
 #include <cmath>
@@ -13,7 +14,7 @@
 #include <string_view>
 #include <utility>
 
-namespace vm::val {
+namespace ir::val {
 
 // ------------------------------------------------------------ rationals
 // A RATIONAL is a reduced fraction num/den with den > 0 and |num|, den <= 2^31-1
@@ -339,4 +340,4 @@ inline std::string fmtFixed(double d) {
 }
 inline std::string fmtRat(Rat r) { return std::to_string(r.num) + "/" + std::to_string(r.den); }
 
-}  // namespace vm::val
+}  // namespace ir::val
