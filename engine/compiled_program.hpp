@@ -34,7 +34,8 @@ struct CompiledProgram {
     }
     const size_t ne = out.elems.size();
     for (int i = 0; i < k; ++i)
-      if (!machine.run(bytecode, in, {recs[i], nulls[i]}, out, {outRec + int64_t(i) * out.recordSize, outNull + i * ne}))
+      if (!machine.run(bytecode, in, {recs[i], nulls[i]}, out,
+                       {outRec + int64_t(i) * out.recordSize, outNull + i * ne}))
         return false;
     return true;
   }

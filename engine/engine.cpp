@@ -92,7 +92,8 @@ void Engine::Impl::prepare() {
   // The block's records come on top of the budgeted history: all rings together
   // get at most kBlockBytesAll for them.
   for (auto& sp : streams) blockRecordBytes += sp->out.recordSize + int64_t(sp->out.elems.size());
-  blockSlots = int(std::max<int64_t>(1, std::min<int64_t>(blockSlots, kBlockBytesAll / std::max<int64_t>(blockRecordBytes, 1))));
+  blockSlots =
+      int(std::max<int64_t>(1, std::min<int64_t>(blockSlots, kBlockBytesAll / std::max<int64_t>(blockRecordBytes, 1))));
   for (auto& sp : streams) setupStream(*sp, plan);
   if (opt.fuse) ops::fuseWindows(computed, streams);
   // Zero step: every source reads its record 0 straight into its history.
@@ -156,7 +157,6 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
   openArtifacts(s);
   if (!s.declared && s.q->isVolatile) s.store.reset();  // a VOLATILE stream's records live in its ring only
 }
-
 
 bool Engine::backgroundAbandoned() const { return impl_->abandonedCompile; }
 

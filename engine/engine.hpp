@@ -42,10 +42,10 @@ struct StreamStatus {
   std::string id;
   ir::Rational interval;
   bool declared = false, generated = false;
-  int64_t records = 0;  // stored (computed) or read (declared)
-  int64_t bytes = -1;   // data bytes stored; -1 for declared sources
-  int64_t capacity = 0; // history the compiler asked for
-  std::string location; // FILE literal
+  int64_t records = 0;                                      // stored (computed) or read (declared)
+  int64_t bytes = -1;                                       // data bytes stored; -1 for declared sources
+  int64_t capacity = 0;                                     // history the compiler asked for
+  std::string location;                                     // FILE literal
   std::vector<std::pair<std::string, std::string>> fields;  // name, TYPE
   int programTokens = 0;
   std::string statement;  // the query text of a user stream; empty for declared and generated ones

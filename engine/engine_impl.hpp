@@ -67,10 +67,10 @@ struct Engine::Impl {
   int64_t retrialAt = -1;  // slot count at which the next trial starts
   int64_t slotsRun = 0;
   void timeTrialBlock(std::chrono::steady_clock::duration d, bool serial);
-  int blockSlots = kBlockSlots;  // the most slots one block runs
+  int blockSlots = kBlockSlots;    // the most slots one block runs
   std::vector<int64_t> gridProbe;  // counters moved ahead to count the slots already due
-  bool liveSource = false;       // a DEVICE source: one slot at a time
-  int64_t blockRecordBytes = 0;  // one record of every stream (data and flags)
+  bool liveSource = false;         // a DEVICE source: one slot at a time
+  int64_t blockRecordBytes = 0;    // one record of every stream (data and flags)
   Block block;
   CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;
@@ -127,7 +127,6 @@ struct Engine::Impl {
   void runStreams(bool serial);
   void runStream(Stream& s);
 };
-
 
 // The least common multiple of two tick units; throws when it is too fine.
 int64_t lcm64(int64_t a, int64_t b);

@@ -33,8 +33,9 @@ class LatencyHistogram {
   void print(FILE* f) const {
     if (!count_) return;
     auto us = [](int64_t ns) { return double(ns) / 1000.0; };
-    fprintf(f, "slot lateness over %lld clocked slots (deadline to last record written): p50 %.1f us, p99 %.1f us, "
-               "p99.9 %.1f us, max %.1f us\n",
+    fprintf(f,
+            "slot lateness over %lld clocked slots (deadline to last record written): p50 %.1f us, p99 %.1f us, "
+            "p99.9 %.1f us, max %.1f us\n",
             (long long)count_, us(quantile(0.5)), us(quantile(0.99)), us(quantile(0.999)), us(max_));
   }
 

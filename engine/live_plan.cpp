@@ -41,7 +41,8 @@ std::optional<StreamStatus> Engine::status(const std::string& id) const {
   return std::nullopt;
 }
 
-bool Engine::newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls, const ir::Layout*& layout) const {
+bool Engine::newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls,
+                    const ir::Layout*& layout) const {
   for (auto& s : impl_->streams) {
     if (s->q->id != id || s->removed) continue;
     if (s->hist.count == 0) return false;
@@ -181,7 +182,8 @@ std::string Engine::removeStream(const std::string& id) {
   for (auto& s : m.streams)
     if (s->q->id == id && !s->removed) target = s.get();
   if (!target) return "unknown stream: " + id;
-  if (!target->adhoc) return "stream " + id + " is part of the plan the engine started with; only ad hoc streams can be removed";
+  if (!target->adhoc)
+    return "stream " + id + " is part of the plan the engine started with; only ad hoc streams can be removed";
   auto readers = [&](const Stream& s) {
     int n = 0;
     for (auto& o : m.streams)

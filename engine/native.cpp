@@ -105,8 +105,7 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
       if (job.unit == "plan" && job.tier == jit::Tier::Optimised)
         fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread\n", native,
                 programs, job.ms);
-      else
-        fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms\n", native, programs, job.ms);
+      else fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms\n", native, programs, job.ms);
       fflush(stdout);  // a live engine's log is read while it runs
     }
     if (!used && job.unit != "plan" && unitsGone.insert(job.unit).second) {

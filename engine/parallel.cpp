@@ -59,7 +59,6 @@ void Engine::Impl::buildGraph() {
   }
 }
 
-
 void Engine::Impl::runStream(Stream& s) {
   if (s.removed) return;
   BlockCtx ctx{block, streams};

@@ -8,8 +8,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -121,8 +121,8 @@ void StreamRules::write(DumpTask& t, const uint8_t* rec) {
       }
       ::close(t.fd);
       t.fd = -1;
-      throw std::runtime_error("dump file " + t.path + ": write failed at byte " + std::to_string(t.bytes + int64_t(done)) +
-                               ": " + why);
+      throw std::runtime_error("dump file " + t.path + ": write failed at byte " +
+                               std::to_string(t.bytes + int64_t(done)) + ": " + why);
     }
     done += size_t(w);
   }

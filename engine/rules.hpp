@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/compiled_program.hpp"
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
-#include "engine/compiled_program.hpp"
 
 namespace engine {
 
@@ -27,8 +27,8 @@ class CommandPool {
   ~CommandPool();
   // Starts `/bin/sh -c cmd` unless the pool is full; false when it was skipped.
   bool submit(const std::string& rule, const std::string& cmd);
-  void reap();                  // collect finished children, log failures
-  void shutdown(int graceMs);   // wait a little, then kill what still runs
+  void reap();                 // collect finished children, log failures
+  void shutdown(int graceMs);  // wait a little, then kill what still runs
   int running() const { return int(children_.size()); }
 
  private:
@@ -53,8 +53,8 @@ struct DumpTask {
 struct RuleRuntime {
   const ir::Rule* rule = nullptr;
   std::deque<DumpTask> tasks;  // this rule's open dumps, at most max(RETENTION, 1)
-  CompiledProgram condition;  // one INTEGER element: the condition's truth (NULL does not fire)
-  int triggers = 0;  // how many times it fired (names the next dump file)
+  CompiledProgram condition;   // one INTEGER element: the condition's truth (NULL does not fire)
+  int triggers = 0;            // how many times it fired (names the next dump file)
 };
 
 // Record access for dumps: the stream's history by logical index.

@@ -203,7 +203,8 @@ struct Run {
     if (!m.opt.noClock) {
       const auto done = Clock::now();
       for (int j = 0; j < m.block.slots; ++j)
-        lateness.add(std::chrono::duration_cast<std::chrono::nanoseconds>(done - deadlineOf(m.block.t[size_t(j)])).count());
+        lateness.add(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(done - deadlineOf(m.block.t[size_t(j)])).count());
     }
   }
 

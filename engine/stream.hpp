@@ -45,32 +45,32 @@ struct Stream {
   // computed stream: after its own step in slot j; for a source: before it
   // reads in slot j).
   std::vector<int64_t> vis;
-  int64_t due = 0;         // due slots seen so far
-  int wrote = 0;           // records written in the current block
-  int64_t firstIndex = 0;  // an ad hoc stream's first record (logical index)
-  int64_t joinAt = 0;      // an ad hoc stream is due only from this slot (ticks) on
-  bool adhoc = false;      // imported while running (may be removed again)
-  bool removed = false;    // removed: kept only so that stream indices stay valid
-  std::string unit;        // the JIT unit its code belongs to
+  int64_t due = 0;                      // due slots seen so far
+  int wrote = 0;                        // records written in the current block
+  int64_t firstIndex = 0;               // an ad hoc stream's first record (logical index)
+  int64_t joinAt = 0;                   // an ad hoc stream is due only from this slot (ticks) on
+  bool adhoc = false;                   // imported while running (may be removed again)
+  bool removed = false;                 // removed: kept only so that stream indices stay valid
+  std::string unit;                     // the JIT unit its code belongs to
   std::unique_ptr<ir::Query> ownQuery;  // an ad hoc stream's statement (q points here)
   // sources
   std::unique_ptr<storage::Source> source;
   // computed: the operator's step and what it needs
   StepFn step = nullptr;
-  bool operandPointers = false;  // the program reads the operands' records in place
-  std::vector<int> slotBase;     // ... the first input element of each record it reads
-  std::vector<char> operandWhole;  // operand k's record lies unchanged in the input record
-  std::vector<int> operandBase;    // first input element of operand k
+  bool operandPointers = false;            // the program reads the operands' records in place
+  std::vector<int> slotBase;               // ... the first input element of each record it reads
+  std::vector<char> operandWhole;          // operand k's record lies unchanged in the input record
+  std::vector<int> operandBase;            // first input element of operand k
   std::vector<ir::Rational> operandRatio;  // Δ/Δ_operand (index map of +)
-  ir::Rational indexRatio;  // #: Δb/(Δa+Δb); & and %: Δ/r; -: r/Δa (the operator's index map)
-  CompiledProgram program;  // the field program
-  bool identity = false;    // the program copies its input record unchanged (no float, no RATIONAL)
+  ir::Rational indexRatio;                 // #: Δb/(Δa+Δb); & and %: Δ/r; -: r/Δa (the operator's index map)
+  CompiledProgram program;                 // the field program
+  bool identity = false;                   // the program copies its input record unchanged (no float, no RATIONAL)
   std::vector<uint8_t> inRec, inNull, outRec, outNull;  // scratch records (VM, gathers)
   int runCap = 1;                                       // records per run (scratch input records held)
   std::vector<uint8_t> zeroRec, nullFlags;              // an absent operand record: zeros, all NULL
   // Fusion: a VOLATILE window read only by one reducer is not materialised;
   // the reducer folds the producer's elements and keeps the window's index.
-  Stream* fusedInto = nullptr;  // set on the window
+  Stream* fusedInto = nullptr;    // set on the window
   Stream* fusedWindow = nullptr;  // set on the reducer
   std::unique_ptr<storage::Store> store;
   std::unique_ptr<storage::MetaIndex> meta;

@@ -86,7 +86,8 @@ Tree endMarker(const char* reason, const std::string& id) {
 Tree status() {
   Tree t;
   Tree& db = t.add("db");
-  for (const char* k : {"clients", "subscribers", "published", "dropped", "disconnected", "idle_closed"}) db.add(k, "1");
+  for (const char* k : {"clients", "subscribers", "published", "dropped", "disconnected", "idle_closed"})
+    db.add(k, "1");
   return t;
 }
 
@@ -117,8 +118,8 @@ int main(int argc, char** argv) {
   seeds.push_back(frame(Kind::Data, endMarker("shutdown", "")));
   seeds.push_back(frame(Kind::Data, endMarker("removed", "t")));
   // A subscription as it arrives: data messages back to back, then the end.
-  seeds.push_back(frame(Kind::Data, data({"21", "55", "1013.25"}, "000")) + frame(Kind::Data, data({"22", "54", "1013"}, "000")) +
-                  frame(Kind::Data, endMarker("shutdown", "")));
+  seeds.push_back(frame(Kind::Data, data({"21", "55", "1013.25"}, "000")) +
+                  frame(Kind::Data, data({"22", "54", "1013"}, "000")) + frame(Kind::Data, endMarker("shutdown", "")));
   // A reply with data messages around it (the client keeps those for later).
   seeds.push_back(frame(Kind::Data, data({"1", "2", "3"}, "010")) + frame(Kind::Reply, streamList()));
   const unsigned char pieces[] = {255, 0, 11, 3};

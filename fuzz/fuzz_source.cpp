@@ -86,9 +86,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         for (uint8_t b : rec) fuzz::check(b == 0, kName, "record bytes after the end of a one-shot source");
       }
       wasExhausted = src->exhausted();
-      if (wasExhausted) fuzz::check(oneShot || size == head || std::string_view(reinterpret_cast<const char*>(data + head), size - head)
-                                                                      .find_first_not_of(" \t\r\n\f\v") == std::string_view::npos,
-                                    kName, "a wrapping source with tokens ran out");
+      if (wasExhausted)
+        fuzz::check(oneShot || size == head ||
+                        std::string_view(reinterpret_cast<const char*>(data + head), size - head)
+                                .find_first_not_of(" \t\r\n\f\v") == std::string_view::npos,
+                    kName, "a wrapping source with tokens ran out");
     }
   } catch (const storage::SourceError& e) {
     fuzz::die(kName, std::string("a regular file refused: ") + e.what());

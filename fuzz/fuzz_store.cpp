@@ -68,7 +68,8 @@ Parts split(std::string_view in) {
 
 std::vector<uint8_t> bitmapOf(const storage::Descriptor& d, size_t nullField) {
   std::vector<uint8_t> bm((d.entries.size() + 7) / 8, 0);
-  if (nullField < d.entries.size() && d.entries[nullField].isData()) bm[nullField / 8] |= uint8_t(1u << (nullField % 8));
+  if (nullField < d.entries.size() && d.entries[nullField].isData())
+    bm[nullField / 8] |= uint8_t(1u << (nullField % 8));
   return bm;
 }
 

@@ -79,13 +79,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const std::string bytes = ipc::encodeFrame(f.kind, f.payload);
         again.feed(bytes.data(), bytes.size());
         ipc::Frame g;
-        fuzz::check(again.next(g, err) == ipc::FrameReader::Result::Frame && g.kind == f.kind && g.payload == f.payload &&
-                        again.buffered() == 0,
+        fuzz::check(again.next(g, err) == ipc::FrameReader::Result::Frame && g.kind == f.kind &&
+                        g.payload == f.payload && again.buffered() == 0,
                     kName, "a frame does not survive encodeFrame");
         tree(f.payload);
       }
     }
-    fuzz::check(bad || reader.buffered() < ipc::kHeaderSize + ipc::kMaxPayload, kName, "the reader holds more than one frame");
+    fuzz::check(bad || reader.buffered() < ipc::kHeaderSize + ipc::kMaxPayload, kName,
+                "the reader holds more than one frame");
   } catch (const std::exception& e) {
     fuzz::die(kName, std::string("unexpected exception: ") + e.what());
   } catch (...) {

@@ -39,7 +39,8 @@ std::vector<ir::Query> parseStatement(const std::string& text) {
   }
   if (out.empty()) throw SyntaxError(located({1, 1}, one + "; none found"), {1, 1});
   const ir::Query& q = out[0];
-  if (q.isDirective() || q.isDeclaration()) throw SyntaxError(located(q.loc, one + "; it must start with SELECT"), q.loc);
+  if (q.isDirective() || q.isDeclaration())
+    throw SyntaxError(located(q.loc, one + "; it must start with SELECT"), q.loc);
   if (out.size() > 1) {
     const ir::Query& next = out[1];
     const char* what = next.isDirective() ? "a directive" : next.isDeclaration() ? "a DECLARE" : "a second statement";

@@ -124,8 +124,8 @@ Client::Status Client::request(const std::string& message, const std::string& ar
   }
 }
 
-Client::Status Client::nextTree(std::chrono::steady_clock::time_point deadline, Kind& kind, Tree& t,
-                                const char* what, std::string* error) {
+Client::Status Client::nextTree(std::chrono::steady_clock::time_point deadline, Kind& kind, Tree& t, const char* what,
+                                std::string* error) {
   const auto left =
       std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
   Frame f;

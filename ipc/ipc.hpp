@@ -126,8 +126,8 @@ struct StreamDetail {
 struct ServerHooks {
   std::function<std::vector<StreamInfo>()> list;
   std::function<std::optional<StreamDetail>(const std::string&)> detail;
-  std::function<bool(const std::string&)> exists;         // for show
-  std::function<std::string(const std::string&)> adhoc;   // "OK" or the error text (tools.md §2.7)
+  std::function<bool(const std::string&)> exists;        // for show
+  std::function<std::string(const std::string&)> adhoc;  // "OK" or the error text (tools.md §2.7)
   std::function<void()> kill;
   std::function<std::string(const std::string&)> remove;  // removes an ad hoc stream: "OK" or the reason
 };
@@ -138,11 +138,11 @@ struct ServerOptions {
   int queueBufferSeconds = 10;
   int minQueueElements = 100;
   size_t maxQueueBytes = 16u << 20;  // per client, whatever the message count
-  int maxClients = 128;  // more connections are refused ("error: too many clients")
+  int maxClients = 128;              // more connections are refused ("error: too many clients")
   // A connection without a subscription that sends no request for this long is
   // closed (0 = never), so idle connections cannot keep the clients out.
   int idleTimeoutMs = 5000;
-  int shutdownFlushMs = 1000;  // how long shutdown() keeps sending queued data and end markers
+  int shutdownFlushMs = 1000;                   // how long shutdown() keeps sending queued data and end markers
   std::function<void(const std::string&)> log;  // diagnostics (overflow, refused peers); may be empty
 };
 
@@ -159,7 +159,7 @@ class Server {
   // Accepts, reads and answers commands; waits at most timeoutMs for activity
   // (0 = just look). One thread at a time.
   void poll(const ServerHooks& h, int timeoutMs = 0);
-  bool anyCommandSeen() const;  // for xretractor -x
+  bool anyCommandSeen() const;                       // for xretractor -x
   bool subscribed(const std::string& stream) const;  // one atomic load when nobody subscribes
   bool anySubscriber() const;                        // one atomic load
   // One record of a due stream: value texts (storage::elementText) and null flags. Never blocks.

@@ -35,7 +35,8 @@ std::string normalizeDuration(const std::string& d) {
 int64_t perSecond(const std::string& d) {
   try {
     size_t slash = d.find('/');
-    double v = slash == std::string::npos ? std::stod(d) : std::stod(d.substr(0, slash)) / std::stod(d.substr(slash + 1));
+    double v =
+        slash == std::string::npos ? std::stod(d) : std::stod(d.substr(0, slash)) / std::stod(d.substr(slash + 1));
     if (!(v > 0)) return 0;
     double r = std::floor(1.0 / v);
     return r > 1e7 ? int64_t(1e7) : int64_t(r);

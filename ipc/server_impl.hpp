@@ -48,7 +48,7 @@ struct Server::Impl {
   int listenFd = -1;
   int wakeR = -1, wakeW = -1;
 
-  std::mutex pollMu;  // held by poll() for its whole run, and by shutdown()
+  std::mutex pollMu;      // held by poll() for its whole run, and by shutdown()
   mutable std::mutex mu;  // everything below
   std::vector<ConnPtr> conns;
   std::unordered_map<std::string, int> subs;

@@ -100,7 +100,8 @@ bool Server::subscribed(const std::string& stream) const {
 
 bool Server::anySubscriber() const { return impl_->subscriberCount.load(std::memory_order_relaxed) != 0; }
 
-void Server::publish(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls) {
+void Server::publish(const std::string& stream, const std::vector<std::string>& values,
+                     const std::vector<bool>& nulls) {
   Impl& s = *impl_;
   if (s.subscriberCount.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard lk(s.mu);
@@ -194,7 +195,8 @@ void Server::shutdown() {
         }
       }
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (fds.empty() || left.count() <= 0) break;
     ::poll(fds.data(), fds.size(), int(std::min<int64_t>(left.count(), 50)));
   }

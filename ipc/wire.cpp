@@ -210,7 +210,8 @@ std::optional<Tree> Tree::parse(const std::string& text, std::string* error) {
 
 // ---------------------------------------------------------------- frames
 std::string encodeFrame(Kind kind, const std::string& payload) {
-  if (payload.size() > kMaxPayload) throw std::length_error("ipc: payload of " + std::to_string(payload.size()) + " bytes");
+  if (payload.size() > kMaxPayload)
+    throw std::length_error("ipc: payload of " + std::to_string(payload.size()) + " bytes");
   std::string f(kHeaderSize, '\0');
   memcpy(f.data(), kMagic, 4);
   f[4] = char(kVersion);
@@ -268,7 +269,8 @@ FrameReader::Result FrameReader::next(Frame& out, std::string& error) {
 // ---------------------------------------------------------------- names
 std::string socketPath(const std::string& dir, const std::string& name) {
   std::filesystem::path d = dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir);
-  return (d / (name.empty() ? std::string("xretractor_service.sock") : "xretractor_" + name + "_service.sock")).string();
+  return (d / (name.empty() ? std::string("xretractor_service.sock") : "xretractor_" + name + "_service.sock"))
+      .string();
 }
 
 }  // namespace ipc

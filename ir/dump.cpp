@@ -200,10 +200,10 @@ std::string dumpTables(const Plan& p) {
   for (auto& q : p.queries) {
     int n = 0;
     for (auto& r : q.rules) {
-      std::string a = r.action == RuleAction::SYSTEM ? "SYSTEM '" + r.command + "'"
-                                                      : "DUMP " + std::to_string(r.dumpFrom) + " TO " +
-                                                            std::to_string(r.dumpTo) +
-                                                            (r.dumpRetention ? " RETENTION " + std::to_string(r.dumpRetention) : "");
+      std::string a = r.action == RuleAction::SYSTEM
+                          ? "SYSTEM '" + r.command + "'"
+                          : "DUMP " + std::to_string(r.dumpFrom) + " TO " + std::to_string(r.dumpTo) +
+                                (r.dumpRetention ? " RETENTION " + std::to_string(r.dumpRetention) : "");
       out += std::to_string(++n) + "\t" + q.id + "\t" + r.name + "\t" + a + "\n";
     }
   }

@@ -31,11 +31,13 @@ double log2D(double x) { return std::log2(x); }
 
 // name, arity, result, rejects RATIONAL, argument, VM, double function, JIT, fold, simplifier's type, meaning
 const FunctionInfo kFunctions[] = {
-    {"Sqrt", 1, R::SAME, true, A::NUMBER, V::MATH, sqrtD, J::HELPER, F::MATH, T::RESULT, "square root, computed in double"},
+    {"Sqrt", 1, R::SAME, true, A::NUMBER, V::MATH, sqrtD, J::HELPER, F::MATH, T::RESULT,
+     "square root, computed in double"},
     {"Ceil", 1, R::SAME, false, A::NUMBER, V::MATH, ceilD, J::HELPER, F::MATH, T::RESULT, "round up"},
     {"Floor", 1, R::SAME, false, A::NUMBER, V::MATH, floorD, J::HELPER, F::MATH, T::RESULT, "round down"},
     {"Abs", 1, R::SAME, false, A::NUMBER, V::ABS, fabsD, J::NATIVE, F::MATH, T::NONE, "absolute value"},
-    {"round", 1, R::SAME, false, A::NUMBER, V::MATH, roundD, J::HELPER, F::MATH, T::RESULT, "round half away from zero"},
+    {"round", 1, R::SAME, false, A::NUMBER, V::MATH, roundD, J::HELPER, F::MATH, T::RESULT,
+     "round half away from zero"},
     {"trunc", 1, R::SAME, false, A::NUMBER, V::MATH, truncD, J::HELPER, F::MATH, T::RESULT, "round toward zero"},
     {"sin", 1, R::DOUBLE, true, A::NUMBER, V::MATHD, sinD, J::HELPER, F::NONE, T::RESULT, "sine"},
     {"cos", 1, R::DOUBLE, true, A::NUMBER, V::MATHD, cosD, J::HELPER, F::NONE, T::RESULT, "cosine"},

@@ -53,8 +53,8 @@ enum class FoldRule : uint8_t {
 // The type the simplifier (passes/simplify.cpp) gives the call when it
 // decides on rewrites of the expression around it.
 enum class RewriteType : uint8_t {
-  NONE,      // unknown: no rewrite relies on it
-  RESULT,    // the result rule's type
+  NONE,    // unknown: no rewrite relies on it
+  RESULT,  // the result rule's type
 };
 
 struct FunctionInfo {

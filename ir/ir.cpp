@@ -69,9 +69,7 @@ Rational operator/(const Rational& a, const Rational& b) {
 }
 bool operator==(const Rational& a, const Rational& b) { return a.num == b.num && a.den == b.den; }
 bool operator!=(const Rational& a, const Rational& b) { return !(a == b); }
-bool operator<(const Rational& a, const Rational& b) {
-  return __int128(a.num) * b.den < __int128(b.num) * a.den;
-}
+bool operator<(const Rational& a, const Rational& b) { return __int128(a.num) * b.den < __int128(b.num) * a.den; }
 bool operator<=(const Rational& a, const Rational& b) { return !(b < a); }
 bool operator>(const Rational& a, const Rational& b) { return b < a; }
 Rational abs(const Rational& a) { return a.num < 0 ? Rational(-a.num, a.den) : a; }
@@ -101,18 +99,16 @@ Rational rationalize(double x) {
   }
   Rational r(qs.back());
   for (auto it = qs.rbegin() + 1; it != qs.rend(); ++it) {
-    if (r.isZero())
-      r = Rational(*it);
-    else
-      r = Rational(*it) + Rational(1) / r;
+    if (r.isZero()) r = Rational(*it);
+    else r = Rational(*it) + Rational(1) / r;
   }
   return r;
 }
 
 // ---------------------------------------------------------------- types
 const char* typeName(Type t) {
-  static const char* names[] = {"BYTE",    "INTEGER", "UINT",    "RATIONAL", "FLOAT",
-                                "DOUBLE",  "INTPAIR", "IDXPAIR", "STRING",   "NULL"};
+  static const char* names[] = {"BYTE",   "INTEGER", "UINT",    "RATIONAL", "FLOAT",
+                                "DOUBLE", "INTPAIR", "IDXPAIR", "STRING",   "NULL"};
   return names[int(t)];
 }
 
@@ -232,8 +228,7 @@ Args getArgs(const Program& p) {
     a.a2 = textForm(p[1].v);
     a.op = p[2];
   } else {
-    throw FatalError("query::GetArgs: program too large — " + std::to_string(p.size()) +
-                     " tokens, expected at most 3");
+    throw FatalError("query::GetArgs: program too large — " + std::to_string(p.size()) + " tokens, expected at most 3");
   }
   return a;
 }

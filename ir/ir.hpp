@@ -162,7 +162,7 @@ struct Options {
   bool commutativeAdd = true;
   bool factorHashTimemoves = true;
   bool simplifyExpressions = true;
-  bool strictReferences = true;  // reject references outside FROM and out-of-range indices
+  bool strictReferences = true;                   // reject references outside FROM and out-of-range indices
   int64_t historyBudgetBytes = int64_t(1) << 30;  // limits.history_memory_mib: all history rings together
 };
 
@@ -179,7 +179,7 @@ struct Plan {
   bool restrictedSharing = false;  // ad hoc import: share only newly imported ids
   std::set<std::string> newIds;
   std::set<std::string> frozenIds;  // ad hoc import: running streams no pass may rewrite or remove
-  std::string sourceFile;  // for error messages
+  std::string sourceFile;           // for error messages
 
   // Lookups by id return the first entry with that id. They go through an
   // id -> position index that is rebuilt when `queries` changed (another

@@ -25,15 +25,23 @@ inline Rat add(Rat l, Rat r) { return ratAdd(l, r); }
 inline Rat sub(Rat l, Rat r) { return ratSub(l, r); }
 inline Rat mul(Rat l, Rat r) { return ratMul(l, r); }
 template <class C>
-C add(C l, C r) { return C(l + r); }
+C add(C l, C r) {
+  return C(l + r);
+}
 template <class C>
-C sub(C l, C r) { return C(l - r); }
+C sub(C l, C r) {
+  return C(l - r);
+}
 template <class C>
-C mul(C l, C r) { return C(l * r); }
+C mul(C l, C r) {
+  return C(l * r);
+}
 
 inline bool isZero(Rat v) { return v.num == 0; }
 template <class C>
-bool isZero(C v) { return v == 0; }
+bool isZero(C v) {
+  return v == 0;
+}
 
 // l / r; false when the result is NULL (a zero divisor). INT_MIN / -1 wraps.
 template <class C>

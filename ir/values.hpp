@@ -3,12 +3,12 @@
 // rationals, text forms (the rules: docs/rql.md; semantics.hpp builds on these).
 #pragma once
 
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <climits>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -199,7 +199,8 @@ inline Rat ratFromInt(int64_t v) {
 }
 // A stored pair that may break the rule (another program's file): made valid.
 inline Rat ratNormalize(Rat r) {
-  if (r.den > 0 && r.num != INT32_MIN && (r.den == 1 || detail::gcd64(uint64_t(r.num < 0 ? -int64_t(r.num) : r.num), uint64_t(r.den)) == 1))
+  if (r.den > 0 && r.num != INT32_MIN &&
+      (r.den == 1 || detail::gcd64(uint64_t(r.num < 0 ? -int64_t(r.num) : r.num), uint64_t(r.den)) == 1))
     return r.num == 0 ? Rat{0, 1} : r;
   if (r.den == 0) return ratFromInt(r.num);  // no value: read as the numerator
   return ratFromWide(r.num, r.den);

@@ -3,8 +3,8 @@
 // function table's double functions. Rationals travel packed: numerator in the
 // low 32 bits.
 #include "ir/functions.hpp"
-#include "lower.hpp"
 #include "ir/semantics.hpp"
+#include "lower.hpp"
 
 namespace {
 using ir::val::Rat;
@@ -12,9 +12,15 @@ inline uint64_t pack(Rat r) { return uint64_t(uint32_t(r.num)) | (uint64_t(uint3
 }  // namespace
 
 extern "C" {
-uint64_t rdb_rat_add(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return pack(ir::val::add(Rat{an, ad}, Rat{bn, bd})); }
-uint64_t rdb_rat_sub(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return pack(ir::val::sub(Rat{an, ad}, Rat{bn, bd})); }
-uint64_t rdb_rat_mul(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return pack(ir::val::mul(Rat{an, ad}, Rat{bn, bd})); }
+uint64_t rdb_rat_add(int32_t an, int32_t ad, int32_t bn, int32_t bd) {
+  return pack(ir::val::add(Rat{an, ad}, Rat{bn, bd}));
+}
+uint64_t rdb_rat_sub(int32_t an, int32_t ad, int32_t bn, int32_t bd) {
+  return pack(ir::val::sub(Rat{an, ad}, Rat{bn, bd}));
+}
+uint64_t rdb_rat_mul(int32_t an, int32_t ad, int32_t bn, int32_t bd) {
+  return pack(ir::val::mul(Rat{an, ad}, Rat{bn, bd}));
+}
 uint64_t rdb_rat_div(int32_t an, int32_t ad, int32_t bn, int32_t bd) {
   Rat r{0, 1};  // a zero divisor: the caller marks the result NULL
   ir::val::div(Rat{an, ad}, Rat{bn, bd}, r);

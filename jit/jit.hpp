@@ -36,9 +36,9 @@ struct Request {
 };
 
 struct Result {
-  FieldFn fn = nullptr;    // nullptr: run this one on the VM
+  FieldFn fn = nullptr;     // nullptr: run this one on the VM
   BlockFn block = nullptr;  // the block form, when asked for
-  std::string why;       // why not, when fn is null
+  std::string why;          // why not, when fn is null
 };
 
 // Quick: code generated without optimisation, for a fast start (the plan's

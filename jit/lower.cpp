@@ -2,15 +2,15 @@
 // the dispatch switch generated from the instruction table (vm/opcodes.hpp).
 #include <llvm/IR/Intrinsics.h>
 
+#include "ir/values.hpp"
 #include "lower.hpp"
 #include "vm/type_tags.hpp"
-#include "ir/values.hpp"
 
 namespace jit {
 
+using ir::Type;
 using llvm::IRBuilder;
 using llvm::Value;
-using ir::Type;
 
 namespace {
 
@@ -19,9 +19,9 @@ using namespace vm::tags;  // the opcode table's operand types
 // A value on the compile-time stack: SSA registers instead of VM slots.
 struct SV {
   Type t;
-  Value* v = nullptr;    // value (RATIONAL: numerator)
-  Value* den = nullptr;  // RATIONAL denominator
-  Value* null = nullptr; // i1
+  Value* v = nullptr;     // value (RATIONAL: numerator)
+  Value* den = nullptr;   // RATIONAL denominator
+  Value* null = nullptr;  // i1
 };
 
 // Lowers one VM program into the body of one function.
@@ -118,7 +118,8 @@ struct Lowering {
       } else {
         s.v = B.CreateAlignedLoad(ty(T::T), ptr, llvm::MaybeAlign(1));
       }
-      Value* n = B.CreateLoad(B.getInt8Ty(), B.CreateConstGEP1_32(B.getInt8Ty(), fr.opNull[k], unsigned(ins.a - fr.opBase[k])));
+      Value* n = B.CreateLoad(B.getInt8Ty(),
+                              B.CreateConstGEP1_32(B.getInt8Ty(), fr.opNull[k], unsigned(ins.a - fr.opBase[k])));
       s.null = B.CreateICmpNE(n, B.getInt8(0));
       st.push_back(s);
     }
@@ -150,7 +151,8 @@ struct Lowering {
       st.pop_back();
       const ir::Element& e = out.elems[size_t(ins.a)];
       Value* ptr = B.CreateConstGEP1_32(B.getInt8Ty(), fr.outData, unsigned(e.offset));
-      B.CreateStore(B.CreateZExt(s.null, B.getInt8Ty()), B.CreateConstGEP1_32(B.getInt8Ty(), fr.outNulls, unsigned(ins.a)));
+      B.CreateStore(B.CreateZExt(s.null, B.getInt8Ty()),
+                    B.CreateConstGEP1_32(B.getInt8Ty(), fr.outNulls, unsigned(ins.a)));
       // A NULL field holds its type's zero (0/1 for RATIONAL).
       Value* zero = llvm::Constant::getNullValue(s.v->getType());
       Value* v = s.v;
@@ -184,9 +186,9 @@ struct Lowering {
         else {
           // num / den truncated; the denominator of a NULL may be garbage: keep it non-zero.
           Value* den = B.CreateSelect(B.CreateICmpEQ(s.den, B.getInt32(0)), B.getInt32(1), s.den);
-          Value* safe = B.CreateSelect(B.CreateAnd(B.CreateICmpEQ(s.v, B.getInt32(0x80000000u)),
-                                                   B.CreateICmpEQ(den, B.getInt32(0xffffffffu))),
-                                       B.getInt32(1), den);
+          Value* safe = B.CreateSelect(
+              B.CreateAnd(B.CreateICmpEQ(s.v, B.getInt32(0x80000000u)), B.CreateICmpEQ(den, B.getInt32(0xffffffffu))),
+              B.getInt32(1), den);
           Value* q = B.CreateSDiv(s.v, safe);
           r.v = t == Type::BYTE ? B.CreateTrunc(q, B.getInt8Ty()) : q;
         }
@@ -226,20 +228,26 @@ struct Lowering {
   template <class T>
   void ADD(const vm::Instr&) {
     if constexpr (std::is_same_v<T, STR>) throw Unsupported("string concatenation");
-    else if constexpr (std::is_same_v<T, RAT>) binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall("rdb_rat_add", a, b), r); });
-    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>) binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateFAdd(a.v, b.v); });
+    else if constexpr (std::is_same_v<T, RAT>)
+      binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall("rdb_rat_add", a, b), r); });
+    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>)
+      binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateFAdd(a.v, b.v); });
     else binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateAdd(a.v, b.v); });
   }
   template <class T>
   void SUB(const vm::Instr&) {
-    if constexpr (std::is_same_v<T, RAT>) binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall("rdb_rat_sub", a, b), r); });
-    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>) binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateFSub(a.v, b.v); });
+    if constexpr (std::is_same_v<T, RAT>)
+      binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall("rdb_rat_sub", a, b), r); });
+    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>)
+      binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateFSub(a.v, b.v); });
     else binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateSub(a.v, b.v); });
   }
   template <class T>
   void MUL(const vm::Instr&) {
-    if constexpr (std::is_same_v<T, RAT>) binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall("rdb_rat_mul", a, b), r); });
-    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>) binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateFMul(a.v, b.v); });
+    if constexpr (std::is_same_v<T, RAT>)
+      binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall("rdb_rat_mul", a, b), r); });
+    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>)
+      binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateFMul(a.v, b.v); });
     else binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateMul(a.v, b.v); });
   }
   template <class T>
@@ -252,7 +260,8 @@ struct Lowering {
       } else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>) {
         r.v = B.CreateFDiv(a.v, b.v);
       } else if constexpr (std::is_same_v<T, I32>) {
-        Value* ovf = B.CreateAnd(B.CreateICmpEQ(a.v, B.getInt32(0x80000000u)), B.CreateICmpEQ(b.v, B.getInt32(0xffffffffu)));
+        Value* ovf =
+            B.CreateAnd(B.CreateICmpEQ(a.v, B.getInt32(0x80000000u)), B.CreateICmpEQ(b.v, B.getInt32(0xffffffffu)));
         Value* safe = B.CreateSelect(B.CreateOr(zero, ovf), B.getInt32(1), b.v);
         r.v = B.CreateSelect(ovf, B.getInt32(0x80000000u), B.CreateSDiv(a.v, safe));
       } else {
@@ -281,7 +290,8 @@ struct Lowering {
     }
   }
   template <class T>
-  void cmp(llvm::CmpInst::Predicate ip, llvm::CmpInst::Predicate up, llvm::CmpInst::Predicate fp, int ratSign, bool ratEq) {
+  void cmp(llvm::CmpInst::Predicate ip, llvm::CmpInst::Predicate up, llvm::CmpInst::Predicate fp, int ratSign,
+           bool ratEq) {
     if constexpr (std::is_same_v<T, STR>) throw Unsupported("string comparison");
     else
       binary<T>([&](SV& a, SV& b, SV& r) {
@@ -307,12 +317,30 @@ struct Lowering {
       });
   }
   using P = llvm::CmpInst::Predicate;
-  template <class T> void EQ(const vm::Instr&) { cmp<T>(P::ICMP_EQ, P::ICMP_EQ, P::FCMP_OEQ, 0, false); }
-  template <class T> void NE(const vm::Instr&) { cmp<T>(P::ICMP_NE, P::ICMP_NE, P::FCMP_UNE, 2, false); }
-  template <class T> void LT(const vm::Instr&) { cmp<T>(P::ICMP_SLT, P::ICMP_ULT, P::FCMP_OLT, -1, false); }
-  template <class T> void GT(const vm::Instr&) { cmp<T>(P::ICMP_SGT, P::ICMP_UGT, P::FCMP_OGT, 1, false); }
-  template <class T> void LE(const vm::Instr&) { cmp<T>(P::ICMP_SLE, P::ICMP_ULE, P::FCMP_OLE, -1, true); }
-  template <class T> void GE(const vm::Instr&) { cmp<T>(P::ICMP_SGE, P::ICMP_UGE, P::FCMP_OGE, 1, true); }
+  template <class T>
+  void EQ(const vm::Instr&) {
+    cmp<T>(P::ICMP_EQ, P::ICMP_EQ, P::FCMP_OEQ, 0, false);
+  }
+  template <class T>
+  void NE(const vm::Instr&) {
+    cmp<T>(P::ICMP_NE, P::ICMP_NE, P::FCMP_UNE, 2, false);
+  }
+  template <class T>
+  void LT(const vm::Instr&) {
+    cmp<T>(P::ICMP_SLT, P::ICMP_ULT, P::FCMP_OLT, -1, false);
+  }
+  template <class T>
+  void GT(const vm::Instr&) {
+    cmp<T>(P::ICMP_SGT, P::ICMP_UGT, P::FCMP_OGT, 1, false);
+  }
+  template <class T>
+  void LE(const vm::Instr&) {
+    cmp<T>(P::ICMP_SLE, P::ICMP_ULE, P::FCMP_OLE, -1, true);
+  }
+  template <class T>
+  void GE(const vm::Instr&) {
+    cmp<T>(P::ICMP_SGE, P::ICMP_UGE, P::FCMP_OGE, 1, true);
+  }
 
   template <class T>
   void TRUTH(const vm::Instr& ins) {
@@ -344,9 +372,13 @@ struct Lowering {
     a.v = B.CreateZExt(dominant ? decided : B.CreateNot(decided), B.getInt32Ty());
   }
   template <class T>
-  void AND(const vm::Instr&) { kleene(false); }
+  void AND(const vm::Instr&) {
+    kleene(false);
+  }
   template <class T>
-  void OR(const vm::Instr&) { kleene(true); }
+  void OR(const vm::Instr&) {
+    kleene(true);
+  }
   template <class T>
   void NOT(const vm::Instr&) {
     SV& s = top();
@@ -409,9 +441,7 @@ struct Lowering {
     for (const vm::Instr& ins : p.code) {
       switch (ins.op) {
 #define VM_CASE(name, family, tag, from, to) \
-  case vm::Op::name:                         \
-    family<tag>(ins);                        \
-    break;
+  case vm::Op::name: family<tag>(ins); break;
         VM_OPCODES(VM_CASE)
 #undef VM_CASE
         default: throw Unsupported("unknown instruction");

@@ -33,9 +33,12 @@ void lowerProgram(llvm::Module& M, llvm::IRBuilder<>& B, const vm::Program& p, c
                   const ir::Layout& out, Frame& frame);
 
 // The runtime helpers generated code calls, by symbol name.
+// One row a helper:
+// clang-format off
 #define RDB_JIT_HELPERS(X)                                                                                      \
   X(rdb_rat_add) X(rdb_rat_sub) X(rdb_rat_mul) X(rdb_rat_div) X(rdb_rat_cmp) X(rdb_rationalize) X(rdb_rat_from_int) \
   X(rdb_f2i32) X(rdb_f2u32) X(rdb_f2u8) X(rdb_math)
+// clang-format on
 
 }  // namespace jit
 

@@ -19,18 +19,70 @@ struct LogicalLine {
 std::vector<LogicalLine> splitLogicalLines(const std::string& file);
 
 enum class Tok {
-  END, ERROR,
+  END,
+  ERROR,
   // statement words
-  SELECT, STREAM, FROM, DECLARE, RETENTION, FILE_KW, STORAGE, ROTATION, SUBSTRAT, RULE, DISPOSABLE, ONESHOT,
-  HOLD, VOLATILE, ON, WHEN, DUMP, SYSTEM, DO, TO, TEXTFILE, BINFILE, DEVICE,
-  AND, OR, NOT, MIN, MAX, AVG, SUMC,
-  TYPE,         // field type word; value in `type`
-  PROFILE,      // storage profile word (not DEVICE); upper-case text in `text`
-  FN_WORD,      // reserved function word; spelling in `text`
-  TO_STRING,    // to_string
-  ID, DECIMAL, FLOAT, STRING, STRING_PROFILE,
-  LPAREN, RPAREN, LBRACK, RBRACK, COMMA, DOT, STAR, SLASH, PLUS, MINUS, UNDERSCORE, AT, HASH, AMP, PERCENT,
-  GT, LT, EQ, NE, GE, LE, COLON,
+  SELECT,
+  STREAM,
+  FROM,
+  DECLARE,
+  RETENTION,
+  FILE_KW,
+  STORAGE,
+  ROTATION,
+  SUBSTRAT,
+  RULE,
+  DISPOSABLE,
+  ONESHOT,
+  HOLD,
+  VOLATILE,
+  ON,
+  WHEN,
+  DUMP,
+  SYSTEM,
+  DO,
+  TO,
+  TEXTFILE,
+  BINFILE,
+  DEVICE,
+  AND,
+  OR,
+  NOT,
+  MIN,
+  MAX,
+  AVG,
+  SUMC,
+  TYPE,       // field type word; value in `type`
+  PROFILE,    // storage profile word (not DEVICE); upper-case text in `text`
+  FN_WORD,    // reserved function word; spelling in `text`
+  TO_STRING,  // to_string
+  ID,
+  DECIMAL,
+  FLOAT,
+  STRING,
+  STRING_PROFILE,
+  LPAREN,
+  RPAREN,
+  LBRACK,
+  RBRACK,
+  COMMA,
+  DOT,
+  STAR,
+  SLASH,
+  PLUS,
+  MINUS,
+  UNDERSCORE,
+  AT,
+  HASH,
+  AMP,
+  PERCENT,
+  GT,
+  LT,
+  EQ,
+  NE,
+  GE,
+  LE,
+  COLON,
 };
 const char* tokName(Tok t);
 

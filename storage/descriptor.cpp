@@ -2,9 +2,9 @@
 #include "descriptor.hpp"
 
 #include <cctype>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -67,7 +67,8 @@ static std::string body(const DescEntry& e) {
     }
     case DescEntry::Kind::REF: return "REF \"" + e.name + "\"";
     case DescEntry::Kind::TYPE: return "TYPE " + e.name;
-    case DescEntry::Kind::RETENTION: return "RETENTION " + std::to_string(e.capacity) + " " + std::to_string(e.segments);
+    case DescEntry::Kind::RETENTION:
+      return "RETENTION " + std::to_string(e.capacity) + " " + std::to_string(e.segments);
     case DescEntry::Kind::RETMEMORY: return "RETMEMORY " + std::to_string(e.capacity);
   }
   return "";
@@ -153,8 +154,8 @@ struct Scanner {
 
 std::optional<ir::Type> typeWord(const std::string& w) {
   static const std::pair<const char*, ir::Type> words[] = {
-      {"BYTE", ir::Type::BYTE},   {"INTEGER", ir::Type::INTEGER},   {"UINT", ir::Type::UINT},
-      {"FLOAT", ir::Type::FLOAT}, {"DOUBLE", ir::Type::DOUBLE},     {"RATIONAL", ir::Type::RATIONAL},
+      {"BYTE", ir::Type::BYTE},    {"INTEGER", ir::Type::INTEGER}, {"UINT", ir::Type::UINT},
+      {"FLOAT", ir::Type::FLOAT},  {"DOUBLE", ir::Type::DOUBLE},   {"RATIONAL", ir::Type::RATIONAL},
       {"STRING", ir::Type::STRING}};
   for (auto& [n, t] : words)
     if (w == n) return t;

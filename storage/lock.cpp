@@ -42,8 +42,7 @@ std::unique_ptr<StorageLock> StorageLock::acquire(const std::string& dir, std::s
       if (err == EWOULDBLOCK)
         error = "storage directory '" + shown + "' is in use by another engine" +
                 (holder.empty() ? std::string() : " (" + holder + ")") + "; lock " + path;
-      else
-        error = "cannot lock " + path + ": " + strerror(err);
+      else error = "cannot lock " + path + ": " + strerror(err);
       return nullptr;
     }
     // The previous holder may have unlinked the file between our open and our

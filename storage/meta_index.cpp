@@ -252,10 +252,8 @@ void MetaIndex::align(uint64_t dataRecords) {
   } else {
     // Records the index never saw read as non-NULL.
     const std::vector<uint8_t> clear(size_t(bytes()), 0);
-    if (!runs_.empty() && !runs_.back().gap && runs_.back().bits == clear)
-      runs_.back().count += dataRecords - total_;
-    else
-      runs_.push_back(Run{false, dataRecords - total_, clear});
+    if (!runs_.empty() && !runs_.back().gap && runs_.back().bits == clear) runs_.back().count += dataRecords - total_;
+    else runs_.push_back(Run{false, dataRecords - total_, clear});
   }
   total_ = dataRecords;
   rewriteAll();
@@ -284,7 +282,8 @@ void MetaIndex::update(uint64_t i, const std::vector<uint8_t>& bitmap) {
     shadow_.push_back({i, bitmap});
     if (persistent_) {
       int sfd = ::open(ArtifactPaths::shadowOf(path_).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-      if (sfd < 0) throw StorageError("storage: cannot write " + ArtifactPaths::shadowOf(path_) + ": " + strerror(errno));
+      if (sfd < 0)
+        throw StorageError("storage: cannot write " + ArtifactPaths::shadowOf(path_) + ": " + strerror(errno));
       std::vector<uint8_t> buf;
       encode(buf, Run{false, 0, bitmap}, i);
       try {

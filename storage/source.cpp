@@ -39,8 +39,7 @@ namespace {
 // directory) would block the engine or never end, so it is refused at start.
 int openRegular(const std::string& path, const char* kind) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    throw SourceError(std::string(kind) + " source '" + path + "' cannot be opened: " + strerror(errno));
+  if (fd < 0) throw SourceError(std::string(kind) + " source '" + path + "' cannot be opened: " + strerror(errno));
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -136,8 +135,8 @@ class TextSource : public Source {
       if (r < 0) {
         std::string why = strerror(errno);
         ::close(fd);
-        throw SourceError("TEXTFILE source '" + path_ + "': read error at byte " + std::to_string(text_.size()) +
-                          ": " + why);
+        throw SourceError("TEXTFILE source '" + path_ + "': read error at byte " + std::to_string(text_.size()) + ": " +
+                          why);
       }
       if (r == 0) break;
       text_.append(buf, size_t(r));

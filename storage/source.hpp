@@ -44,9 +44,9 @@ struct SourceError : std::runtime_error {
 };
 
 struct SourceOptions {
-  bool oneShot = false;  // ONESHOT or --until-eof: no wrap, the end is the end
-  bool untilEof = false; // a DEVICE that is not there counts as exhausted
-  bool noClock = false;  // DEVICE: wait briefly for data instead of one attempt per slot
+  bool oneShot = false;   // ONESHOT or --until-eof: no wrap, the end is the end
+  bool untilEof = false;  // a DEVICE that is not there counts as exhausted
+  bool noClock = false;   // DEVICE: wait briefly for data instead of one attempt per slot
 };
 
 // Opens a source. A TEXT or BINARY file that cannot be opened, or that is not

@@ -211,7 +211,8 @@ class SegmentedStore : public Store {
   }
   void update(uint64_t i, const uint8_t* r) override {
     uint64_t seg = i / cap_;
-    if (seg < first_ || seg >= first_ + segments_.size()) throw StorageError("storage: update outside the kept segments");
+    if (seg < first_ || seg >= first_ + segments_.size())
+      throw StorageError("storage: update outside the kept segments");
     segments_[seg - first_]->update(i % cap_, r);
   }
   void purge() override {
@@ -273,7 +274,8 @@ class SegmentedStore : public Store {
 // ------------------------------------------------------------ memory
 class MemoryStore : public Store {
  public:
-  MemoryStore(std::string path, int rec, int ring) : path_(std::move(path)), rec_(rec), ring_(uint64_t(std::max(ring, 0))) {}
+  MemoryStore(std::string path, int rec, int ring)
+      : path_(std::move(path)), rec_(rec), ring_(uint64_t(std::max(ring, 0))) {}
   uint64_t count() const override { return count_; }
   void append(const uint8_t* r) override {
     if (ring_ == 0) {

@@ -127,8 +127,8 @@ struct MetaFileEntry {
 
 struct MetaFileView {
   bool exists = false;
-  uint64_t size = 0;     // file size in bytes
-  int64_t created = 0;   // header
+  uint64_t size = 0;                   // file size in bytes
+  int64_t created = 0;                 // header
   std::vector<MetaFileEntry> entries;  // whole entries after the header
   uint64_t trailing = 0;               // bytes of a partial entry at the end
 };

@@ -49,8 +49,10 @@ Config loadConfig(const std::optional<std::string>& explicitFile) {
     }
   } else {
     std::vector<std::string> layers = {"/etc/retractor/retractor.toml"};
-    if (const char* x = getenv("XDG_CONFIG_HOME"); x && *x) layers.push_back(std::string(x) + "/retractor/retractor.toml");
-    else if (const char* h = getenv("HOME"); h && *h) layers.push_back(std::string(h) + "/.config/retractor/retractor.toml");
+    if (const char* x = getenv("XDG_CONFIG_HOME"); x && *x)
+      layers.push_back(std::string(x) + "/retractor/retractor.toml");
+    else if (const char* h = getenv("HOME"); h && *h)
+      layers.push_back(std::string(h) + "/.config/retractor/retractor.toml");
     for (auto& f : layers) {
       std::error_code ec;
       if (!std::filesystem::exists(f, ec)) continue;
@@ -71,10 +73,13 @@ void validateStorageDir(const Config& c) {
   std::error_code ec;
   fs::path p(c.storageDir);
   if (!fs::exists(p, ec)) {
-    if (ec) throw std::runtime_error("Configuration error: cannot access storage.dir '" + c.storageDir + "': " + ec.message());
+    if (ec)
+      throw std::runtime_error("Configuration error: cannot access storage.dir '" + c.storageDir +
+                               "': " + ec.message());
     throw std::runtime_error("Configuration error: storage.dir does not exist: " + c.storageDir);
   }
-  if (!fs::is_directory(p, ec)) throw std::runtime_error("Configuration error: storage.dir is not a directory: " + c.storageDir);
+  if (!fs::is_directory(p, ec))
+    throw std::runtime_error("Configuration error: storage.dir is not a directory: " + c.storageDir);
   // A real probe: permission bits do not tell the whole story (root, ACLs, read-only mounts).
   std::string probe = (p / (".write_probe_" + std::to_string(getpid()))).string();
   FILE* f = fopen(probe.c_str(), "w");

@@ -16,7 +16,7 @@ struct Config {
   int serverStartupWaitS = 30;
   int serverStartupPollMs = 100;
   int queryNoDataTimeoutMs = 10000;
-  std::string lockDir;  // empty = the temp directory
+  std::string lockDir;              // empty = the temp directory
   int64_t historyMemoryMib = 1024;  // limits.history_memory_mib: all history rings together
 };
 

@@ -14,7 +14,8 @@ namespace tools {
 
 static std::string lockPath(const std::string& dir, const std::string& prog) {
   return ((dir.empty() ? std::filesystem::temp_directory_path() : std::filesystem::path(dir)) /
-          (prog + "_service.lock")).string();
+          (prog + "_service.lock"))
+      .string();
 }
 
 bool InstanceLock::acquire(const std::string& dir, const std::string& prog) {
@@ -28,8 +29,8 @@ bool InstanceLock::acquire(const std::string& dir, const std::string& prog) {
   }
   struct stat sb {};
   if (fd >= 0 && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_nlink != 1 || sb.st_uid != geteuid())) {
-    fmt::print(stderr, "{}: lock file {} is not a regular file of this user with one link; refusing to use it\n",
-               prog, path);
+    fmt::print(stderr, "{}: lock file {} is not a regular file of this user with one link; refusing to use it\n", prog,
+               path);
     ::close(fd);
     fd = -1;
     return false;
@@ -77,7 +78,8 @@ void cleanupInstances(const std::string& lockDir) {
   for (auto& e : fs::directory_iterator(dir, ec)) {
     std::string n = e.path().filename().string();
     const std::string suffix = "_service.lock";
-    if (n.rfind("xretractor", 0) != 0 || n.size() < suffix.size() || n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0)
+    if (n.rfind("xretractor", 0) != 0 || n.size() < suffix.size() ||
+        n.compare(n.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
     int fd = ::open(e.path().c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) continue;

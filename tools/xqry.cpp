@@ -123,8 +123,7 @@ class Session {
   }
 
   // One request; throws TooManyClients when the server refused the connection.
-  ipc::Client::Status request(const std::string& message, const std::string& arg, ipc::Tree& reply,
-                              std::string* err) {
+  ipc::Client::Status request(const std::string& message, const std::string& arg, ipc::Tree& reply, std::string* err) {
     auto st = c_->request(message, arg, reply, replyMs(), err);
     if (st == ipc::Client::Status::Error && err->find("too many clients") != std::string::npos)
       throw TooManyClients(*err);
@@ -145,7 +144,9 @@ const ipc::Tree& streamsOf(const ipc::Tree& get) {
   return *s;
 }
 
-std::string idOf(const std::pair<std::string, ipc::Tree>& e) { return e.second.value.empty() ? e.first : e.second.value; }
+std::string idOf(const std::pair<std::string, ipc::Tree>& e) {
+  return e.second.value.empty() ? e.first : e.second.value;
+}
 
 Schema schemaOf(const ipc::Tree& d) {
   Schema s;

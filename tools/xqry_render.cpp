@@ -131,7 +131,8 @@ std::string csvField(const std::string& s) {
 void Renderer::start() {
   switch (o_.format) {
     case Format::Gnuplot:
-      out(fmt::format("set term qt noraise\n"
+      out(
+          fmt::format("set term qt noraise\n"
                       "set style fill transparent solid 0.5\n"
                       "set xrange [{}]\n"
                       "set yrange [{}:{}]\n"
@@ -204,7 +205,8 @@ std::string Renderer::influx(const std::vector<std::string>& v, const std::vecto
 }
 
 std::string Renderer::gnuplot(const std::vector<std::string>& v, const std::vector<bool>& null) {
-  static const char* colors[] = {"red", "blue", "green", "orange", "purple", "brown", "pink", "yellow", "cyan", "magenta"};
+  static const char* colors[] = {"red",   "blue", "green",  "orange", "purple",
+                                 "brown", "pink", "yellow", "cyan",   "magenta"};
   if (history_.size() < v.size()) history_.resize(v.size());
   for (size_t k = 0; k < v.size(); ++k) {
     history_[k].push_front(null[k] ? "NaN" : v[k]);

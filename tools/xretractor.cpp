@@ -1,34 +1,34 @@
 // xretractor: compile an RQL query set (-c prints the plan) and run it.
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
+#include <CLI/CLI.hpp>
 
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <charconv>
-#include <thread>
 #include <csignal>
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "build_config.h"
 #include "engine/engine.hpp"
+#include "grammar/front.hpp"
 #include "ipc/ipc.hpp"
+#include "ir/compile.hpp"
+#include "ir/dump.hpp"
 #include "storage/lock.hpp"
 #include "tools/config.hpp"
 #include "tools/instance.hpp"
 #include "tools/log.hpp"
 #include "tools/serve.hpp"
-#include "grammar/front.hpp"
-#include "ir/compile.hpp"
-#include "ir/dump.hpp"
 #include "vm/vm.hpp"
 
 namespace {
@@ -52,10 +52,8 @@ constexpr int kExitSyntax = 1, kExitFatal = 1, kExitCheck = 71, kExitRef = 4, kE
               kExitIpc = 10, kExitInstance = 37;
 
 void report(const std::string& file, const ir::SrcLoc& loc, const std::string& msg) {
-  if (loc.line > 0)
-    fmt::print(stderr, "{}:{}:{}: error: {}\n", file, loc.line, loc.col, msg);
-  else
-    fmt::print(stderr, "{}: error: {}\n", file, msg);
+  if (loc.line > 0) fmt::print(stderr, "{}:{}:{}: error: {}\n", file, loc.line, loc.col, msg);
+  else fmt::print(stderr, "{}: error: {}\n", file, msg);
 }
 
 // Parses and compiles; prints the error and returns its exit code on failure.
@@ -164,7 +162,8 @@ int compileMode(int argc, char** argv) {
     return 0;
   }
   if (tags && !fields) {
-    fmt::print(stderr, "Conflicting parameters.\nTags are referencing fields - when you set tags, leave field in dots\n");
+    fmt::print(stderr,
+               "Conflicting parameters.\nTags are referencing fields - when you set tags, leave field in dots\n");
     return kExitArgs;
   }
   if (!diagram.empty()) {
@@ -195,7 +194,6 @@ int compileMode(int argc, char** argv) {
   return 0;
 }
 
-
 void onSignal(int) { gStop.store(true); }
 
 // Everything `xretractor [options] queryfile` was asked to do.
@@ -224,13 +222,15 @@ void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
   app.add_flag("-u,--until-eof", a.untilEof, "stop when a source runs out of data");
   app.add_flag("--interpret", a.interpret, "run field programs on the bytecode VM");
   app.add_option("--threads", a.threads, "worker threads (default: all cores; 1 = serial)");
-  app.add_option("--spin-us", a.spinUs, "clocked: spend the last N microseconds before each slot's deadline spinning "
-                                        "instead of sleeping (lower lateness at the price of a busy core)")
+  app.add_option("--spin-us", a.spinUs,
+                 "clocked: spend the last N microseconds before each slot's deadline spinning "
+                 "instead of sleeping (lower lateness at the price of a busy core)")
       ->check(CLI::Range(0, 100000));
   app.add_option("--block", a.blockSlots, "most slots run as one block (default 512; 1 = slot by slot)")
       ->check(CLI::Range(1, 1 << 16));
   app.add_flag("--no-fuse", a.noFuse, "materialise every VOLATILE window (no folding into its reducer)");
-  app.add_option("--jit-tier", a.jitTier, "auto (quick code, then optimised code off the slot thread), quick or optimised")
+  app.add_option("--jit-tier", a.jitTier,
+                 "auto (quick code, then optimised code off the slot thread), quick or optimised")
       ->check(CLI::IsMember({"auto", "quick", "optimised"}));
   app.add_option("--disable-pass", a.disabled, kPassNames);
 }
@@ -436,11 +436,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") {
-      fmt::print("Usage: {} [-c] queryfile [options]\n"
-                 "  -c, --onlycompile   compile and print the plan (see {} -c -h for its options)\n"
-                 "  -b, --build-info    print the optimizer switches of this build\n"
-                 "  -h, --help          this text\n",
-                 baseName(argv[0]), baseName(argv[0]));
+      fmt::print(
+          "Usage: {} [-c] queryfile [options]\n"
+          "  -c, --onlycompile   compile and print the plan (see {} -c -h for its options)\n"
+          "  -b, --build-info    print the optimizer switches of this build\n"
+          "  -h, --help          this text\n",
+          baseName(argv[0]), baseName(argv[0]));
       return 0;
     }
   }

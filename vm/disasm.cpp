@@ -67,8 +67,10 @@ std::string disassemble(const ir::Plan& plan) {
     if (q.isDirective() || q.isDeclaration()) continue;
     const ir::Layout out = ir::Layout::of(q.schema);
     try {
-      s += "stream " + q.id + ":\n" + disassemble(lowerFields(q, ir::Layout::of(ir::passes::inputRecord(plan, q)), out));
-      for (const ir::Rule& r : q.rules) s += "rule " + r.name + ":\n" + disassemble(lowerCondition(q, r.condition, out));
+      s +=
+          "stream " + q.id + ":\n" + disassemble(lowerFields(q, ir::Layout::of(ir::passes::inputRecord(plan, q)), out));
+      for (const ir::Rule& r : q.rules)
+        s += "rule " + r.name + ":\n" + disassemble(lowerCondition(q, r.condition, out));
     } catch (const ir::CompileError& e) {
       s += std::string("  (no bytecode: ") + e.what() + ")\n";
     }

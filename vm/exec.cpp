@@ -5,9 +5,9 @@
 #include <cstring>
 
 #include "ir/functions.hpp"
-#include "type_tags.hpp"
 #include "ir/semantics.hpp"
 #include "ir/values.hpp"
+#include "type_tags.hpp"
 #include "vm.hpp"
 
 namespace vm {
@@ -129,7 +129,8 @@ struct Exec {
         else fromDouble<To>(s, 0.0);
       }
     } else if constexpr (std::is_same_v<To, STR>) {
-      if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>) s.str = strOf(ir::val::fmtFixed(double(From::get(s))));
+      if constexpr (std::is_same_v<From, F32> || std::is_same_v<From, F64>)
+        s.str = strOf(ir::val::fmtFixed(double(From::get(s))));
       else if constexpr (std::is_same_v<From, RAT>) s.str = strOf(ir::val::fmtRat(RAT::get(s)));
       else s.str = strOf(std::to_string(From::get(s)));
     } else {
@@ -209,12 +210,30 @@ struct Exec {
     }
     setBool<T>(b, pred(compare<T>(b, a)));
   }
-  template <class T> void EQ(const Instr&) { cmp<T>([](int c) { return c == 0; }); }
-  template <class T> void NE(const Instr&) { cmp<T>([](int c) { return c != 0; }); }
-  template <class T> void LT(const Instr&) { cmp<T>([](int c) { return c == -1; }); }
-  template <class T> void GT(const Instr&) { cmp<T>([](int c) { return c == 1; }); }
-  template <class T> void LE(const Instr&) { cmp<T>([](int c) { return c == -1 || c == 0; }); }
-  template <class T> void GE(const Instr&) { cmp<T>([](int c) { return c == 1 || c == 0; }); }
+  template <class T>
+  void EQ(const Instr&) {
+    cmp<T>([](int c) { return c == 0; });
+  }
+  template <class T>
+  void NE(const Instr&) {
+    cmp<T>([](int c) { return c != 0; });
+  }
+  template <class T>
+  void LT(const Instr&) {
+    cmp<T>([](int c) { return c == -1; });
+  }
+  template <class T>
+  void GT(const Instr&) {
+    cmp<T>([](int c) { return c == 1; });
+  }
+  template <class T>
+  void LE(const Instr&) {
+    cmp<T>([](int c) { return c == -1 || c == 0; });
+  }
+  template <class T>
+  void GE(const Instr&) {
+    cmp<T>([](int c) { return c == 1 || c == 0; });
+  }
 
   // ---------------------------------------------------------- logic
   template <class T>
@@ -243,9 +262,13 @@ struct Exec {
     }
   }
   template <class T>
-  void AND(const Instr&) { kleene(false); }
+  void AND(const Instr&) {
+    kleene(false);
+  }
   template <class T>
-  void OR(const Instr&) { kleene(true); }
+  void OR(const Instr&) {
+    kleene(true);
+  }
   template <class T>
   void NOT(const Instr&) {
     Slot& s = top();
@@ -302,9 +325,7 @@ bool Machine::run(const Program& p, const ir::Layout& in, RecordIn src, const ir
   for (const Instr& ins : p.code) {
     switch (ins.op) {
 #define VM_CASE(name, family, tag, from, to) \
-  case Op::name:                             \
-    x.family<tag>(ins);                      \
-    break;
+  case Op::name: x.family<tag>(ins); break;
       VM_OPCODES(VM_CASE)
 #undef VM_CASE
       default: error_ = "bad instruction"; return false;

@@ -17,7 +17,8 @@ const char* suffix(Type t) { return tagOf(t) == Tag::ANY ? "" : tagName(tagOf(t)
 // The opcode of a family over type t (a compile error when the table has none).
 Op opFor(Family f, Type t) {
   Op op = findOp(f, t);
-  if (op == Op::COUNT_) throw ir::CompileError(std::string("no VM instruction ") + kFamilies[int(f)].name + "_" + suffix(t));
+  if (op == Op::COUNT_)
+    throw ir::CompileError(std::string("no VM instruction ") + kFamilies[int(f)].name + "_" + suffix(t));
   return op;
 }
 Op cvtOp(Type from, Type to) {

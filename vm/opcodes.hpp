@@ -15,6 +15,8 @@
 //   jit: which of the family's opcodes the JIT lowers; nulls: NULL policy.
 // Stack machine over typed slots; every slot carries a NULL flag. "a" is the
 // top of the stack, "b" the value under it.
+// The tables keep their columns:
+// clang-format off
 #define VM_FAMILIES(F, ...)                                                                                          \
   F(LOAD, ALL, ELEM, NON_STRING, CARRY, "push input element a with its NULL flag", __VA_ARGS__)                     \
   F(CONST, ALL, CONST, NON_STRING, NEVER, "push constant a", __VA_ARGS__)                                           \
@@ -88,6 +90,7 @@
 // Every opcode: X(opcode, family, type tag, from tag, to tag).
 #define VM_ROW_OPS(fam, types, mode, jit, nulls, meaning, X) VM_T_##types(X, fam)
 #define VM_OPCODES(X) VM_FAMILIES(VM_ROW_OPS, X)
+// clang-format on
 
 namespace vm {
 

@@ -46,9 +46,10 @@ void families() {
     printf("| %s | %s | %s | %s | %s | %s |\n", f.name, typesOf(i).c_str(), modeText(f.mode), jitText(f.jit),
            nullsText(f.nulls), f.meaning);
   }
-  printf("\nNULL: carry = the record's NULL flag moves with the value; never = the result is never NULL; "
-         "propagate = NULL when an operand is NULL; introduce = propagate, and some non-NULL operands give NULL; "
-         "kleene = three-valued logic; absorb = a NULL operand becomes a value.\n\n");
+  printf(
+      "\nNULL: carry = the record's NULL flag moves with the value; never = the result is never NULL; "
+      "propagate = NULL when an operand is NULL; introduce = propagate, and some non-NULL operands give NULL; "
+      "kleene = three-valued logic; absorb = a NULL operand becomes a value.\n\n");
 }
 
 void opcodes() {
@@ -68,10 +69,13 @@ void opcodes() {
 void functions() {
   constexpr const char* result[] = {"argument's type", "argument as is", "INTEGER", "FLOAT", "DOUBLE", "STRING"};
   constexpr const char* arg[] = {"any", "number", "string"};
-  constexpr const char* vmImpl[] = {"MATH", "MATHD", "ABS", "ISNULL", "NULL2ZERO", "TRUTH NOT", "TRUTH", "LENGTH", "CVT"};
+  constexpr const char* vmImpl[] = {"MATH",      "MATHD", "ABS",    "ISNULL", "NULL2ZERO",
+                                    "TRUTH NOT", "TRUTH", "LENGTH", "CVT"};
   constexpr const char* jit[] = {"calls rdb_math", "native", "not in JIT"};
   constexpr const char* fold[] = {"-", "math", "convert", "0", "identity"};
-  printf("## Functions\n\n| function | result | argument | VM | JIT | folded | meaning |\n|---|---|---|---|---|---|---|\n");
+  printf(
+      "## Functions\n\n| function | result | argument | VM | JIT | folded | meaning "
+      "|\n|---|---|---|---|---|---|---|\n");
   for (int i = 0; i < ir::functionCount(); ++i) {
     const ir::FunctionInfo& f = ir::functionById(i);
     printf("| %s | %s%s | %s | %s | %s | %s | %s |\n", f.name, result[int(f.result)],
@@ -84,12 +88,14 @@ void functions() {
 
 int main() {
   printf("# VM instructions\n\n");
-  printf("Generated from the instruction table `vm/opcodes.hpp` and the function table `ir/functions.cpp` by\n"
-         "`vm/opcodes_md.cpp`; do not edit. After changing a table: `ninja -C build update-opcodes-doc`.\n\n");
-  printf("A stack machine over typed slots; every slot carries a NULL flag. `a` is the top of the stack and `b` the\n"
-         "value under it; binary instructions pop both and push the result. One opcode per family and type\n"
-         "(`ADD_I32`); CVT has one per ordered pair of distinct types (`CVT_F64_I32`). Programs with an opcode\n"
-         "the JIT does not lower run on the VM.\n\n");
+  printf(
+      "Generated from the instruction table `vm/opcodes.hpp` and the function table `ir/functions.cpp` by\n"
+      "`vm/opcodes_md.cpp`; do not edit. After changing a table: `ninja -C build update-opcodes-doc`.\n\n");
+  printf(
+      "A stack machine over typed slots; every slot carries a NULL flag. `a` is the top of the stack and `b` the\n"
+      "value under it; binary instructions pop both and push the result. One opcode per family and type\n"
+      "(`ADD_I32`); CVT has one per ordered pair of distinct types (`CVT_F64_I32`). Programs with an opcode\n"
+      "the JIT does not lower run on the VM.\n\n");
   families();
   opcodes();
   functions();

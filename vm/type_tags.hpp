@@ -11,36 +11,20 @@ namespace vm::tags {
 
 using ir::Type;
 
-struct U8 {
-  using C = uint8_t;
-  static constexpr Type T = Type::BYTE;
-  static C get(const Slot& s) { return s.u8; }
-  static void set(Slot& s, C v) { s.u8 = v; }
-};
-struct I32 {
-  using C = int32_t;
-  static constexpr Type T = Type::INTEGER;
-  static C get(const Slot& s) { return s.i32; }
-  static void set(Slot& s, C v) { s.i32 = v; }
-};
-struct U32 {
-  using C = uint32_t;
-  static constexpr Type T = Type::UINT;
-  static C get(const Slot& s) { return s.u32; }
-  static void set(Slot& s, C v) { s.u32 = v; }
-};
-struct F32 {
-  using C = float;
-  static constexpr Type T = Type::FLOAT;
-  static C get(const Slot& s) { return s.f32; }
-  static void set(Slot& s, C v) { s.f32 = v; }
-};
-struct F64 {
-  using C = double;
-  static constexpr Type T = Type::DOUBLE;
-  static C get(const Slot& s) { return s.f64; }
-  static void set(Slot& s, C v) { s.f64 = v; }
-};
+// A numeric tag: its C type, its ir::Type and the Slot member that holds it.
+#define VM_SCALAR_TAG(Tag, CType, IrType, member)    \
+  struct Tag {                                       \
+    using C = CType;                                 \
+    static constexpr Type T = Type::IrType;          \
+    static C get(const Slot& s) { return s.member; } \
+    static void set(Slot& s, C v) { s.member = v; }  \
+  };
+VM_SCALAR_TAG(U8, uint8_t, BYTE, u8)
+VM_SCALAR_TAG(I32, int32_t, INTEGER, i32)
+VM_SCALAR_TAG(U32, uint32_t, UINT, u32)
+VM_SCALAR_TAG(F32, float, FLOAT, f32)
+VM_SCALAR_TAG(F64, double, DOUBLE, f64)
+#undef VM_SCALAR_TAG
 struct RAT {
   using C = ir::val::Rat;
   static constexpr Type T = Type::RATIONAL;

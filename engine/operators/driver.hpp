@@ -81,8 +81,7 @@ inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, con
 template <class Op>
 struct Driver {
   // Runs the program over records [0, k) whose inputs are ready.
-  static void runProgram(Stream& s, Op& op, const int64_t* ns, const int* js, int k, uint8_t* out,
-                         uint8_t* outNull) {
+  static void runProgram(Stream& s, Op& op, const int64_t* ns, const int* js, int k, uint8_t* out, uint8_t* outNull) {
     const int rec = s.out.recordSize;
     const size_t ne = s.out.elems.size();
     if (op.form(s) == Form::Direct) {

@@ -69,7 +69,8 @@ inline int64_t floorMul(int64_t n, const ir::Rational& r) {
   return q;
 }
 inline int64_t ceilMul(int64_t n, const ir::Rational& r) {
-  if (n >= 0 && n < (int64_t(1) << 31) && r.num >= 0 && r.num < (int64_t(1) << 31)) return (n * r.num + r.den - 1) / r.den;
+  if (n >= 0 && n < (int64_t(1) << 31) && r.num >= 0 && r.num < (int64_t(1) << 31))
+    return (n * r.num + r.den - 1) / r.den;
   const __int128 p = __int128(n) * r.num;
   int64_t q = int64_t(p / r.den);
   if (p % r.den != 0 && p > 0) ++q;

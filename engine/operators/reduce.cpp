@@ -21,17 +21,28 @@ using ir::val::Rat;
 inline Rat foldAdd(Rat a, Rat b) { return ir::val::ratAdd(a, b); }
 inline bool foldLess(Rat a, Rat b) { return ir::val::ratCmp(a, b) < 0; }
 inline Rat foldMean(Rat sum, int64_t n) { return ir::val::ratDiv(sum, Rat{int32_t(n), 1}); }
-template <class T> T foldAdd(T a, T b) { return a + b; }
-template <class T> bool foldLess(T a, T b) { return a < b; }
-template <class T> T foldMean(T sum, int64_t n) { return sum / T(n); }
+template <class T>
+T foldAdd(T a, T b) {
+  return a + b;
+}
+template <class T>
+bool foldLess(T a, T b) {
+  return a < b;
+}
+template <class T>
+T foldMean(T sum, int64_t n) {
+  return sum / T(n);
+}
 
 // Largest sum of magnitudes for which every integer partial sum is exact in T.
-template <class T> constexpr int64_t exactBound() {
+template <class T>
+constexpr int64_t exactBound() {
   if constexpr (std::is_same_v<T, Rat>) return std::numeric_limits<int32_t>::max();
   else if constexpr (std::is_same_v<T, float>) return int64_t(1) << 24;
   else return int64_t(1) << 53;
 }
-template <class T> T fromInt(int64_t v) {
+template <class T>
+T fromInt(int64_t v) {
   if constexpr (std::is_same_v<T, Rat>) return Rat{int32_t(v), 1};
   else return T(v);
 }
@@ -132,7 +143,10 @@ struct ReduceOp {
   bool ints = true;
   bool int32s = false;  // INTEGER elements end to end
   ReduceOp(BlockCtx& ctx, Stream& st)
-      : c(ctx), s(st), a(Fused ? ctx.src(*st.fusedWindow, 0) : ctx.src(st, 0)), op(st.q->program.back().op),
+      : c(ctx),
+        s(st),
+        a(Fused ? ctx.src(*st.fusedWindow, 0) : ctx.src(st, 0)),
+        op(st.q->program.back().op),
         t(st.in.elems[0].type) {
     if constexpr (Fused) w = WindowShape(*st.fusedWindow, a);
     for (auto& e : a.out.elems) ints = ints && integral(e.type);
@@ -154,14 +168,14 @@ struct ReduceOp {
       some = a.hist.get(n, a.vis[size_t(j)], d, nl) && foldInt32s(d, nl, in);
     } else {
       const uint8_t *d, *nl;
-      some = a.hist.get(n, a.vis[size_t(j)], d, nl) &&
-             fold<T>(op, ints, int64_t(a.out.elems.size()),
-                     [&](int64_t i, bool& isNull, const ir::Element*& se) {
-                       se = &a.out.elems[size_t(i)];
-                       isNull = nl[i] != 0;
-                       return d + se->offset;
-                     },
-                     t, in);
+      some = a.hist.get(n, a.vis[size_t(j)], d, nl) && fold<T>(
+                                                           op, ints, int64_t(a.out.elems.size()),
+                                                           [&](int64_t i, bool& isNull, const ir::Element*& se) {
+                                                             se = &a.out.elems[size_t(i)];
+                                                             isNull = nl[i] != 0;
+                                                             return d + se->offset;
+                                                           },
+                                                           t, in);
     }
     if (!some) memset(in, 0, size_t(de.size));
     inNull[0] = some ? 0 : 1;
@@ -190,13 +204,14 @@ struct ReduceOp {
     }
     if (f.present == 0) return false;
     if (intResult<T>(op, f, in)) return true;
-    return foldT<T>(op, ne,
-                    [&](int64_t i, bool& isNull, const ir::Element*& se) {
-                      se = &a.out.elems[size_t(i)];
-                      isNull = nl[i] != 0;
-                      return d + se->offset;
-                    },
-                    t, in);
+    return foldT<T>(
+        op, ne,
+        [&](int64_t i, bool& isNull, const ir::Element*& se) {
+          se = &a.out.elems[size_t(i)];
+          isNull = nl[i] != 0;
+          return d + se->offset;
+        },
+        t, in);
   }
 
   bool foldWindow(int64_t n, int j, uint8_t* in) {

@@ -3,9 +3,9 @@
 // integer types) is gathered straight into its history ring; a VOLATILE
 // window read by one reducer is not materialised at all (reduce.cpp folds
 // it), and keeps only its record count and NULL index here.
+#include "engine/operators/window.hpp"
 #include "engine/convert.hpp"
 #include "engine/operators/operators.hpp"
-#include "engine/operators/window.hpp"
 
 namespace engine::ops {
 
@@ -138,9 +138,8 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
       if (n >= s.q->origin && n >= s.firstIndex) {
         const int64_t L = w.lo(n), H = w.hi(n);
         if (w.settled(L, H, j)) {
-          w.slide(r, L, H, j, [&r](const uint8_t*, bool isNull, const ir::Element*, int sign) {
-            r.nulls += isNull ? sign : 0;
-          });
+          w.slide(r, L, H, j,
+                  [&r](const uint8_t*, bool isNull, const ir::Element*, int sign) { r.nulls += isNull ? sign : 0; });
         } else {
           r.valid = false;
         }

@@ -66,9 +66,7 @@ void computeRequiredCapacities(Plan& p) {
         break;
       }
       case Op::STREAM_DEHASH_DIV:
-      case Op::STREAM_DEHASH_MOD:
-        demand(s1.id, std::max<int64_t>(4, ceilOf(R(Wq) * d / s1.interval) - Ws + 2));
-        break;
+      case Op::STREAM_DEHASH_MOD: demand(s1.id, std::max<int64_t>(4, ceilOf(R(Wq) * d / s1.interval) - Ws + 2)); break;
       case Op::STREAM_ADD: {
         for (const std::string& sid : {a.a1, a.a2}) {
           const Query& s = p.get(sid);
@@ -78,10 +76,8 @@ void computeRequiredCapacities(Plan& p) {
       }
       case Op::STREAM_SUBTRACT: {
         R rho = d / s1.interval;
-        if (decl1)
-          demand(s1.id, std::max(floorOf(R(Wq) * rho) + 2, floorOf(R(1 + Wq) * rho) + 2));
-        else
-          demand(s1.id, ceilOf(R(Wq) * rho - R(Ws)));
+        if (decl1) demand(s1.id, std::max(floorOf(R(Wq) * rho) + 2, floorOf(R(1 + Wq) * rho) + 2));
+        else demand(s1.id, ceilOf(R(Wq) * rho - R(Ws)));
         break;
       }
       default: break;

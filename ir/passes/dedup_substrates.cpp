@@ -24,10 +24,8 @@ namespace {
 std::vector<std::pair<std::string, int>> inputPositions(const Plan& p, const Query& q) {
   std::vector<std::pair<std::string, int>> out;
   std::vector<std::string> srcs;
-  if (q.program.size() == 3 && q.program[2].op == Op::STREAM_ADD)
-    srcs = q.dependencies();
-  else
-    srcs = {q.dependencies().front()};
+  if (q.program.size() == 3 && q.program[2].op == Op::STREAM_ADD) srcs = q.dependencies();
+  else srcs = {q.dependencies().front()};
   for (auto& s : srcs) {
     const Query* src = p.find(s);
     if (!src) return {};
@@ -113,7 +111,7 @@ struct Dedup {
   std::unordered_map<size_t, std::set<size_t>> buckets;  // key hash -> positions
   std::vector<size_t> keyOf;
   std::unordered_map<std::string, std::set<size_t>> refsTo;  // name -> positions naming it
-  std::set<size_t> dirty;                                     // substrates to ask (again)
+  std::set<size_t> dirty;                                    // substrates to ask (again)
 
   explicit Dedup(Plan& plan) : p(plan), n(plan.queries.size()), dead(n, 0), keyOf(n) {
     for (size_t i = 0; i < n; ++i) {

@@ -7,8 +7,8 @@
 #include <limits>
 
 #include "ir/functions.hpp"
-#include "passes.hpp"
 #include "ir/semantics.hpp"
+#include "passes.hpp"
 
 namespace ir::passes {
 

@@ -193,7 +193,7 @@ void expandSchemaWildcards(Plan& p) {
   topoSort(p);
   checkExpandedSize(p);
   PlanBudget budget = PlanBudget::of(p);  // and the running totals, as fields are built
-  FlatIndex flat(p);  // widths of the operands (each stream is invalidated once expanded)
+  FlatIndex flat(p);                      // widths of the operands (each stream is invalidated once expanded)
   for (auto& q : p.queries) {
     if (q.program.empty()) continue;
     if (q.program.size() >= 4)

@@ -11,7 +11,6 @@ namespace {
 
 bool isOperator(Op op) { return op != Op::PUSH_STREAM && op != Op::PUSH_VAL; }
 
-
 int operandCount(Op op) {
   switch (op) {
     case Op::STREAM_HASH:
@@ -23,9 +22,7 @@ int operandCount(Op op) {
 }
 
 // Operators whose parameter lives in the operator token itself.
-bool carriesParameter(Op op) {
-  return op == Op::STREAM_TIMEMOVE || op == Op::STREAM_SUBTRACT || op == Op::STREAM_AGSE;
-}
+bool carriesParameter(Op op) { return op == Op::STREAM_TIMEMOVE || op == Op::STREAM_SUBTRACT || op == Op::STREAM_AGSE; }
 
 std::string number(int64_t v) { return v < 0 ? "N" + std::to_string(-v) : std::to_string(v); }
 

@@ -84,7 +84,7 @@ namespace {
 struct HashFactoring {
   Plan& p;
   std::vector<char> dead;
-  std::unordered_map<std::string, std::vector<size_t>> at;   // id -> live positions, ascending
+  std::unordered_map<std::string, std::vector<size_t>> at;    // id -> live positions, ascending
   std::unordered_map<std::string, int64_t> consumed;          // name -> consuming tokens (all live entries)
   std::unordered_map<std::string, std::set<size_t>> readers;  // name -> live positions whose FROM reads it
 

@@ -78,14 +78,31 @@ struct Inference {
     if (fn->rejectsRational && a.type == Type::RATIONAL)
       throw CompileError("Stream '" + q.id + "': '" + name +
                              "' over a RATIONAL value is not implemented: functions with an irrational range "
-                             "require an explicit conversion. Write " + name +
-                             "(to_double(x)). Note that stream reducers MIN/MAX/AVG/SUMC produce RATIONAL.",
+                             "require an explicit conversion. Write " +
+                             name + "(to_double(x)). Note that stream reducers MIN/MAX/AVG/SUMC produce RATIONAL.",
                          q.loc);
     // A DOUBLE function of a number has no value over a string.
     if (fn->result == ResultRule::DOUBLE && fn->arg == ArgRule::NUMBER && a.type > Type::DOUBLE) return std::nullopt;
     Type rt = resultType(*fn, a.type);
     if (rt > Type::DOUBLE) return std::nullopt;
     return numeric(rt);
+  }
+
+  // NOT (and AND, OR) give the truth of a number or a string, NEGATE keeps a
+  // number's shape, calls follow their function row.
+  std::optional<Shape> unary(const Token& t, Shape a) {
+    switch (t.op) {
+      case Op::NOT:
+        if (a.type == Type::STRING) return numeric(Type::INTEGER);
+        if (a.type > Type::STRING) return std::nullopt;
+        return a;
+      case Op::NEGATE:
+        if (a.type >= Type::STRING) return std::nullopt;
+        return a;
+      case Op::CALL2: return stringOf(std::get<IdxPair>(t.v).second);
+      case Op::CALL: return call(std::get<std::string>(t.v), a);
+      default: return std::nullopt;
+    }
   }
 
   // nullopt = the program cannot be typed; the field keeps its current shape.
@@ -132,36 +149,17 @@ struct Inference {
         case Op::OR: {
           if (st.size() < 2) return std::nullopt;
           pop();
-          Shape l = pop();
-          if (l.type == Type::STRING) l = numeric(Type::INTEGER);
-          else if (l.type > Type::STRING) return std::nullopt;
-          st.push_back(l);
+          auto s = unary(Token(Op::NOT), pop());  // typed as its left operand's truth
+          if (!s) return std::nullopt;
+          st.push_back(*s);
           break;
         }
-        case Op::NOT: {
-          if (st.empty()) return std::nullopt;
-          Shape a = pop();
-          if (a.type == Type::STRING) a = numeric(Type::INTEGER);
-          else if (a.type > Type::STRING) return std::nullopt;
-          st.push_back(a);
-          break;
-        }
-        case Op::NEGATE: {
-          if (st.empty()) return std::nullopt;
-          Shape a = pop();
-          if (a.type >= Type::STRING) return std::nullopt;
-          st.push_back(a);
-          break;
-        }
-        case Op::CALL2: {
-          if (st.empty()) return std::nullopt;
-          pop();
-          st.push_back(stringOf(std::get<IdxPair>(t.v).second));
-          break;
-        }
+        case Op::NOT:
+        case Op::NEGATE:
+        case Op::CALL2:
         case Op::CALL: {
           if (st.empty()) return std::nullopt;
-          auto s = call(std::get<std::string>(t.v), pop());
+          auto s = unary(t, pop());
           if (!s) return std::nullopt;
           st.push_back(*s);
           break;

@@ -96,8 +96,7 @@ Rational intervalOf(const Plan& p, const Query& q, Operands& ops) {
   const Program& prog = q.program;
   const Query& s1 = ops.s1 ? *ops.s1 : p.get(std::get<std::string>(prog[0].v));
   return intervalFrom(
-      q, s1.interval,
-      [&] { return (ops.s2 ? *ops.s2 : p.get(std::get<std::string>(prog[1].v))).interval; },
+      q, s1.interval, [&] { return (ops.s2 ? *ops.s2 : p.get(std::get<std::string>(prog[1].v))).interval; },
       [&] {
         if (ops.width1 < 0 || !ops.s1) ops.width1 = flatWidth(s1);
         return ops.width1;
@@ -131,8 +130,8 @@ std::optional<std::vector<Rational>> finalIntervals(const Plan& p, std::vector<O
         const Operands& o = ops[v];
         if (!o.s1) return std::nullopt;
         const bool sub = q.program.size() > 1 && q.program.back().op == Op::STREAM_SUBTRACT;
-        const bool two = q.program.size() == 3 &&
-                         (q.program[2].op == Op::STREAM_ADD || q.program[2].op == Op::STREAM_HASH);
+        const bool two =
+            q.program.size() == 3 && (q.program[2].op == Op::STREAM_ADD || q.program[2].op == Op::STREAM_HASH);
         if (two && !o.s2) return std::nullopt;
         // Operands first (a SUBTRACT does not wait for its source).
         const Query* need[2] = {sub ? nullptr : o.s1, two ? o.s2 : nullptr};
@@ -281,7 +280,9 @@ bool resolveWithRanks(Plan& p, std::vector<Operands>& ops) {
     resolved[i] = !p.queries[i].interval.isZero();
     keys[i] = rank(p.queries[i].interval) << 32 | i;
   }
-  auto sortKeys = [&] { std::sort(keys.begin(), keys.end(), [](uint64_t a, uint64_t b) { return (a >> 32) < (b >> 32); }); };
+  auto sortKeys = [&] {
+    std::sort(keys.begin(), keys.end(), [](uint64_t a, uint64_t b) { return (a >> 32) < (b >> 32); });
+  };
   sortKeys();
   for (;;) {
     bool again = false;

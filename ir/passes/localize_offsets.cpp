@@ -25,10 +25,8 @@ struct Reach {
     }
     depth[u] = d;
     out.offset[u] = g;
-    if (via)
-      out.viaInterleave.insert(u);
-    else
-      out.viaInterleave.erase(u);
+    if (via) out.viaInterleave.insert(u);
+    else out.viaInterleave.erase(u);
   }
 };
 
@@ -107,9 +105,9 @@ void checkReferences(const Plan& p, FlatIndex& flat, const std::vector<SourceOff
                           op == Op::STREAM_MAX || op == Op::STREAM_SUM;
           width = windowed ? ownWidth : flat.width(p.get(s));
         } else if (!p.find(s)) {
-          throw CompileError("Stream '" + q.id + "' refers to unknown stream '" + s + "' in " + s + "[" +
-                                 std::to_string(i) + "]",
-                             q.loc);
+          throw CompileError(
+              "Stream '" + q.id + "' refers to unknown stream '" + s + "' in " + s + "[" + std::to_string(i) + "]",
+              q.loc);
         } else {
           throw CompileError("Stream '" + q.id + "' refers to '" + s + "', which is not in its FROM clause", q.loc);
         }
@@ -186,7 +184,8 @@ void localizeFieldOffsets(Plan& p) {
       if (n != q.id && so.ambiguous.count(n) && !so.viaInterleave.count(n))
         throw CompileError("Stream '" + q.id + "' refers to '" + n +
                                "', which reaches its FROM clause through two operands at different places. Refer "
-                               "to the element by its position in '" + q.id + "' (" + q.id + "[i]) instead.",
+                               "to the element by its position in '" +
+                               q.id + "' (" + q.id + "[i]) instead.",
                            q.loc);
       if (n == q.id || !so.viaInterleave.count(n)) continue;
       // Point at a rule when only a rule condition names the constituent.

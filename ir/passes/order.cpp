@@ -19,7 +19,8 @@ void sortKeys(std::vector<IntervalKey>& keys) {
   // produced with the same algorithm (libstdc++ introsort). The permutation
   // depends only on the comparisons, so sorting small keys instead of whole
   // queries gives the same order.
-  std::sort(keys.begin(), keys.end(), [](const IntervalKey& a, const IntervalKey& b) { return IntervalKey::less(a, b); });
+  std::sort(keys.begin(), keys.end(),
+            [](const IntervalKey& a, const IntervalKey& b) { return IntervalKey::less(a, b); });
 }
 
 void applyOrder(Plan& p, const std::vector<IntervalKey>& keys) {

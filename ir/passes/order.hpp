@@ -10,10 +10,10 @@
 namespace ir::passes {
 
 struct IntervalKey {
-  double approx;     // the interval, correctly rounded (one division of exact doubles) when `fast`
-  Rational exact;    // decides ties of approx and every key that is not `fast`
-  uint32_t pos;      // position of the query in the plan when the keys were made
-  bool fast;         // numerator and denominator below 2^53
+  double approx;   // the interval, correctly rounded (one division of exact doubles) when `fast`
+  Rational exact;  // decides ties of approx and every key that is not `fast`
+  uint32_t pos;    // position of the query in the plan when the keys were made
+  bool fast;       // numerator and denominator below 2^53
   static IntervalKey of(const Rational& r, uint32_t pos);
   // The same answer as a.exact < b.exact: a correctly rounded quotient is
   // monotone, so unequal roundings order the exact values the same way.

@@ -25,8 +25,7 @@ int64_t first(M m, int64_t T, const Query& q) {
   int64_t hi = 1;
   while (m(hi) < T) {
     hi *= 2;
-    if (hi > (int64_t(1) << 40))
-      throw CompileError("origin of stream '" + q.id + "' is out of range", q.loc);
+    if (hi > (int64_t(1) << 40)) throw CompileError("origin of stream '" + q.id + "' is out of range", q.loc);
   }
   int64_t lo = hi / 2;  // m(lo) < T (or lo == 0 checked above)
   while (hi - lo > 1) {
@@ -115,8 +114,8 @@ int64_t hashTailScan(const R& dA, int64_t wA, const R& dB, int64_t wB, const R& 
     const __int128 lim = __int128(1) << 62;
     const __int128 xmax = __int128(period) + std::max(wA, wB) + 2;
     auto fits = [&](__int128 a, __int128 b) { return a >= 0 && b >= 0 && (b == 0 || a <= lim / b); };
-    if (z.num > 0 && fits(z.num, period + 1) && fits(xmax, rA.num) && fits(xmax, rB.num) && rA.num > 0 &&
-        rB.num > 0 && fits(rA.num, rA.den) && fits(rB.num, rB.den) && wA >= 0 && wB >= 0) {
+    if (z.num > 0 && fits(z.num, period + 1) && fits(xmax, rA.num) && fits(xmax, rB.num) && rA.num > 0 && rB.num > 0 &&
+        fits(rA.num, rA.den) && fits(rB.num, rB.den) && wA >= 0 && wB >= 0) {
       const int64_t zn = z.num, zd = z.den;
       for (int64_t i = 0; i < period; ++i) {
         int64_t a = zn * i / zd, b = zn * (i + 1) / zd;
@@ -232,7 +231,7 @@ std::vector<int64_t> sweep(const Plan& p, F f, const char* what) {
   const size_t n = p.queries.size();
   Values val{p, std::vector<int64_t>(n, 0), std::vector<int>(n, -1)};
   constexpr int64_t kNever = -1, kPending = -2, kVisiting = -3;
-  std::vector<int64_t> round(n, kPending);  // sweep of each stream; 0 = has a value from the start
+  std::vector<int64_t> round(n, kPending);    // sweep of each stream; 0 = has a value from the start
   std::vector<std::vector<int64_t>> deps(n);  // operand positions, -1 = no such stream
   for (size_t i = 0; i < n; ++i) {
     const Query& q = p.queries[i];
@@ -300,12 +299,14 @@ int toInt(int64_t v, const Query& q, const char* what) {
 }  // namespace
 
 void computeLogicalOrigins(Plan& p) {
-  auto O = sweep(p, [&](const Query& q, const Values& m) { return originOf(p, q, m); }, "computeLogicalOrigin");
+  auto O = sweep(
+      p, [&](const Query& q, const Values& m) { return originOf(p, q, m); }, "computeLogicalOrigin");
   for (size_t i = 0; i < p.queries.size(); ++i) p.queries[i].origin = toInt(O[i], p.queries[i], "origin");
 }
 
 void computeStartupLatencies(Plan& p) {
-  auto W = sweep(p, [&](const Query& q, const Values& m) { return tailOf(p, q, m); }, "computeStartupLatency");
+  auto W = sweep(
+      p, [&](const Query& q, const Values& m) { return tailOf(p, q, m); }, "computeStartupLatency");
   for (size_t i = 0; i < p.queries.size(); ++i) p.queries[i].tail = toInt(W[i], p.queries[i], "tail");
 }
 

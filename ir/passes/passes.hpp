@@ -15,7 +15,8 @@ namespace ir::passes {
 // order.cpp — the two plan orderings.
 void intervalSort(Plan& p);  // libstdc++ std::sort by interval (not stable; reproduces the reference order)
 void topoSort(Plan& p);
-void dropDead(Plan& p, const std::vector<char>& dead);  // keeps the entries not marked, in order      // depth-first post-order over FROM operands; collapses duplicate ids
+void dropDead(Plan& p, const std::vector<char>& dead);  // keeps the entries not marked, in order      // depth-first
+                                                        // post-order over FROM operands; collapses duplicate ids
 
 // extract_substrates.cpp
 void snapshotNamedSourceRefs(Plan& p);
@@ -30,9 +31,9 @@ void expandIndexWildcards(Plan& p);
 std::vector<Field> flattenSchema(const Query& src);  // one field per flat element
 // Element shapes of operator results, shared by the output schemas and input records:
 std::vector<Field> interleaveSlots(const Query& a, const Query& b);  // a # b, promoted per position
-Field windowSlot(const Query& src);                                   // one element of src @ (k, w)
-Field reductionSlot(const Query& src);                                // src.min/.max/.avg/.sumc
-Field windowSlotOf(std::pair<Type, int> widest);                      // the same from widest(src)
+Field windowSlot(const Query& src);                                  // one element of src @ (k, w)
+Field reductionSlot(const Query& src);                               // src.min/.max/.avg/.sumc
+Field windowSlotOf(std::pair<Type, int> widest);                     // the same from widest(src)
 Field reductionSlotOf(Type widestType);
 
 // intervals.cpp
@@ -63,9 +64,9 @@ bool shareEquivalentSelectComputations(Plan& p);
 // localize_offsets.cpp
 void localizeFieldOffsets(Plan& p);
 struct SourceOffsets {
-  std::map<std::string, int> offset;     // stream -> first flat position in q's input record
-  std::set<std::string> viaInterleave;   // streams whose positions are shared through #
-  std::set<std::string> ambiguous;       // reached at two places by equally short paths
+  std::map<std::string, int> offset;    // stream -> first flat position in q's input record
+  std::set<std::string> viaInterleave;  // streams whose positions are shared through #
+  std::set<std::string> ambiguous;      // reached at two places by equally short paths
 };
 SourceOffsets sourceOffsets(const Plan& p, const Query& q);
 // q's input record: one slot per flat element of what its FROM operator produces.

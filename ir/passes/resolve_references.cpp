@@ -53,8 +53,8 @@ struct Resolver {
     for (auto& t : prog) {
       switch (t.op) {
         case Op::PUSH_ID2: {
-          std::string text = std::holds_alternative<IdxPair>(t.v) ? std::get<IdxPair>(t.v).first
-                                                                  : std::get<std::string>(t.v);
+          std::string text =
+              std::holds_alternative<IdxPair>(t.v) ? std::get<IdxPair>(t.v).first : std::get<std::string>(t.v);
           std::string name, digits;
           if (!matchIndexRef(text, name, digits)) throw RefError("No mach on type conversion: " + text, loc);
           int k = 0;

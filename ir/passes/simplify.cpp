@@ -92,8 +92,8 @@ std::optional<Node> reassociate(Arena& ar, const Node& n, Op op2, const Value& c
   const Tail& t = *n.tail;
   Type T = *t.baseType, t1 = valueType(t.c), t2 = valueType(c2);
   bool ints = isExactInt(T) && isExactInt(t1) && isExactInt(t2);
-  bool strings = T == Type::STRING && t1 == Type::STRING && t2 == Type::STRING && !t.constOnLeft &&
-                 t.op == Op::ADD && op2 == Op::ADD;
+  bool strings = T == Type::STRING && t1 == Type::STRING && t2 == Type::STRING && !t.constOnLeft && t.op == Op::ADD &&
+                 op2 == Op::ADD;
   if (!ints && !strings) return std::nullopt;
   Op fold;
   if (t.op == Op::MULTIPLY) {
@@ -154,6 +154,55 @@ struct Simplifier {
     return f->type;
   }
 
+  // x op c (or c op x for + and *): reassociated, or a neutral element dropped.
+  static std::optional<Node> withConstant(Arena& ar, const Node& x, Op op, const Value& c) {
+    if (auto n = reassociate(ar, x, op, c)) return n;
+    return neutral(x, op, c);
+  }
+
+  // NEGATE, NOT and calls: folded over a constant, else typed.
+  Node unary(Arena& ar, const Token& tok, const Node& a, bool& fired) const {
+    if (a.constant)
+      if (auto v = evalConstant({Token(Op::PUSH_VAL, *a.constant), tok})) {
+        fired = true;
+        return constNode(ar, *v);
+      }
+    Node n;
+    n.program = ar.cat(a.program, ar.leaf(tok));
+    if (tok.op == Op::NEGATE) n.type = a.type;
+    else if (tok.op == Op::CALL) n.type = callType(std::get<std::string>(tok.v), a.type);
+    else if (tok.op == Op::CALL2) n.type = Type::STRING;
+    return n;
+  }
+
+  // Arithmetic, comparisons, AND, OR: folded, reassociated or a neutral
+  // element dropped; else typed, with its constant tail for later rewrites.
+  Node binary(Arena& ar, const Token& tok, const Node& L, const Node& R, bool& fired) const {
+    const Op op = tok.op;
+    std::optional<Node> r;
+    if (L.constant && R.constant) {
+      if (auto v = eval3(*L.constant, *R.constant, op)) r = constNode(ar, *v);
+    } else if (R.constant) {
+      r = withConstant(ar, L, op, *R.constant);
+    } else if (L.constant && (op == Op::ADD || op == Op::MULTIPLY) && R.type && isNumeric(*R.type) &&
+               isNumeric(valueType(*L.constant))) {
+      r = withConstant(ar, R, op, *L.constant);
+    }
+    if (r) {
+      fired = true;
+      return std::move(*r);
+    }
+    Node n;
+    n.program = ar.cat(ar.cat(L.program, R.program), ar.leaf(tok));
+    bool arith = op == Op::ADD || op == Op::SUBTRACT || op == Op::MULTIPLY || op == Op::DIVIDE;
+    if (arith && L.type && R.type) n.type = std::max(*L.type, *R.type);
+    if (op == Op::ADD || op == Op::SUBTRACT || op == Op::MULTIPLY) {
+      if (R.constant && !L.constant) n.tail = Tail{op, *R.constant, false, L.program, L.type};
+      else if (L.constant && !R.constant) n.tail = Tail{op, *L.constant, true, R.program, R.type};
+    }
+    return n;
+  }
+
   // Returns the simplified program, or nothing when it should stay as written.
   std::optional<Program> run(const Program& prog) const {
     Arena ar;
@@ -168,16 +217,11 @@ struct Simplifier {
     for (auto& tok : prog) {
       switch (tok.op) {
         case Op::PUSH_VAL: st.push_back(constNode(ar, tok.v)); break;
-        case Op::PUSH_ID: {
-          Node n;
-          n.program = ar.leaf(tok);
-          n.type = idType(std::get<IdxPair>(tok.v));
-          st.push_back(std::move(n));
-          break;
-        }
+        case Op::PUSH_ID:
         case Op::PUSH_ID2: {
           Node n;
           n.program = ar.leaf(tok);
+          if (tok.op == Op::PUSH_ID) n.type = idType(std::get<IdxPair>(tok.v));
           st.push_back(std::move(n));
           break;
         }
@@ -187,19 +231,7 @@ struct Simplifier {
         case Op::CALL2: {
           if (st.empty()) return std::nullopt;
           Node a = pop();
-          if (a.constant) {
-            if (auto v = evalConstant({Token(Op::PUSH_VAL, *a.constant), tok})) {
-              st.push_back(constNode(ar, *v));
-              fired = true;
-              break;
-            }
-          }
-          Node n;
-          n.program = ar.cat(a.program, ar.leaf(tok));
-          if (tok.op == Op::NEGATE) n.type = a.type;
-          else if (tok.op == Op::CALL) n.type = callType(std::get<std::string>(tok.v), a.type);
-          else if (tok.op == Op::CALL2) n.type = Type::STRING;
-          st.push_back(std::move(n));
+          st.push_back(unary(ar, tok, a, fired));
           break;
         }
         case Op::ADD:
@@ -217,48 +249,7 @@ struct Simplifier {
           if (st.size() < 2) return std::nullopt;
           Node R = pop();
           Node L = pop();
-          const Op op = tok.op;
-          if (L.constant && R.constant) {
-            if (auto v = eval3(*L.constant, *R.constant, op)) {
-              st.push_back(constNode(ar, *v));
-              fired = true;
-              break;
-            }
-          }
-          if (R.constant && !L.constant) {
-            if (auto n = reassociate(ar, L, op, *R.constant)) {
-              st.push_back(std::move(*n));
-              fired = true;
-              break;
-            }
-            if (auto n = neutral(L, op, *R.constant)) {
-              st.push_back(std::move(*n));
-              fired = true;
-              break;
-            }
-          }
-          if (L.constant && !R.constant && (op == Op::ADD || op == Op::MULTIPLY) && R.type && isNumeric(*R.type) &&
-              isNumeric(valueType(*L.constant))) {
-            if (auto n = reassociate(ar, R, op, *L.constant)) {
-              st.push_back(std::move(*n));
-              fired = true;
-              break;
-            }
-            if (auto n = neutral(R, op, *L.constant)) {
-              st.push_back(std::move(*n));
-              fired = true;
-              break;
-            }
-          }
-          Node n;
-          n.program = ar.cat(ar.cat(L.program, R.program), ar.leaf(tok));
-          bool arith = op == Op::ADD || op == Op::SUBTRACT || op == Op::MULTIPLY || op == Op::DIVIDE;
-          if (arith && L.type && R.type) n.type = std::max(*L.type, *R.type);
-          if (op == Op::ADD || op == Op::SUBTRACT || op == Op::MULTIPLY) {
-            if (R.constant && !L.constant) n.tail = Tail{op, *R.constant, false, L.program, L.type};
-            else if (L.constant && !R.constant) n.tail = Tail{op, *L.constant, true, R.program, R.type};
-          }
-          st.push_back(std::move(n));
+          st.push_back(binary(ar, tok, L, R, fired));
           break;
         }
         default: return std::nullopt;

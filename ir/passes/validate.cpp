@@ -14,11 +14,10 @@ void checkDuplicateNames(const Plan& p) {
   for (auto& q : p.queries) {
     auto [it, fresh] = seen.emplace(q.id, &q);
     if (fresh) continue;
-    if (q.isDirective())
-      throw CompileError("Directive " + q.id.substr(1) + " appears more than once", q.loc);
-    throw CompileError("Stream '" + q.id + "' is defined more than once (first at line " +
-                           std::to_string(it->second->loc.line) + ")",
-                       q.loc);
+    if (q.isDirective()) throw CompileError("Directive " + q.id.substr(1) + " appears more than once", q.loc);
+    throw CompileError(
+        "Stream '" + q.id + "' is defined more than once (first at line " + std::to_string(it->second->loc.line) + ")",
+        q.loc);
   }
   // A rule's name names its dump files: two rules of one name would share them.
   std::map<std::string, const Rule*> rules;
@@ -49,18 +48,15 @@ std::string who(const Query& q) {
 
 [[noreturn]] void tooManyElements(const Query& q, int64_t total) {
   throw CompileError("the records of all streams together would have " + std::to_string(total) + " elements (" +
-                         who(q) + " brings the total over the limit); the limit is " +
-                         std::to_string(kMaxPlanElements),
+                         who(q) + " brings the total over the limit); the limit is " + std::to_string(kMaxPlanElements),
                      q.loc);
 }
 
 [[noreturn]] void tooManyTokens(const Query& q, int64_t total) {
-  throw CompileError("the field expressions of all streams together would have " + std::to_string(total) +
-                         " tokens (" + who(q) + " brings the total over the limit); the limit is " +
-                         std::to_string(kMaxPlanTokens),
+  throw CompileError("the field expressions of all streams together would have " + std::to_string(total) + " tokens (" +
+                         who(q) + " brings the total over the limit); the limit is " + std::to_string(kMaxPlanTokens),
                      q.loc);
 }
-
 
 // Substrates extractIntermediateStreams() will cut out of q's FROM program:
 // every operator before the last stream operator.
@@ -82,8 +78,8 @@ int64_t substratesOf(const Query& q) {
 
 void checkPlanSize(const Plan& p) {
   auto tooLong = [](const Query& q, const std::string& what, size_t n, SrcLoc at) {
-    throw CompileError("the " + what + " of stream '" + q.id + "' has " + std::to_string(n) +
-                           " tokens; the limit is " + std::to_string(kMaxExpressionTokens),
+    throw CompileError("the " + what + " of stream '" + q.id + "' has " + std::to_string(n) + " tokens; the limit is " +
+                           std::to_string(kMaxExpressionTokens),
                        at);
   };
   int64_t streams = 0, tokens = 0;
@@ -148,7 +144,8 @@ void checkPlanDepth(const Plan& p) {
     if (depth[i] <= kMaxDepth) continue;
     const Query& q = p.queries[i];
     if (!worst || q.loc.line < worst->loc.line || (q.loc.line == worst->loc.line && q.loc.col < worst->loc.col) ||
-        (q.loc.line == worst->loc.line && q.loc.col == worst->loc.col && depth[i] < depth[size_t(worst - p.queries.data())]))
+        (q.loc.line == worst->loc.line && q.loc.col == worst->loc.col &&
+         depth[i] < depth[size_t(worst - p.queries.data())]))
       worst = &q;
   }
   if (worst)
@@ -182,19 +179,18 @@ void checkPlanLimits(const Plan& p) {
     for (auto& f : q.schema) {
       int64_t fb = int64_t(f.rlen) * f.rarray;
       if (fb > kField)
-        throw CompileError("field '" + f.name + "' of stream '" + q.id + "' has " + std::to_string(fb) +
-                               " bytes; the limit is 65536",
-                           q.loc);
+        throw CompileError(
+            "field '" + f.name + "' of stream '" + q.id + "' has " + std::to_string(fb) + " bytes; the limit is 65536",
+            q.loc);
       bytes += fb;
       elems += f.type == Type::STRING ? 1 : f.rarray;
     }
     if (bytes > kRecord)
-      throw CompileError("a record of stream '" + q.id + "' has " + std::to_string(bytes) + " bytes; the limit is 1 MiB",
-                         q.loc);
+      throw CompileError(
+          "a record of stream '" + q.id + "' has " + std::to_string(bytes) + " bytes; the limit is 1 MiB", q.loc);
     if (elems > kElements)
-      throw CompileError("a record of stream '" + q.id + "' has " + std::to_string(elems) +
-                             " elements; the limit is 262144",
-                         q.loc);
+      throw CompileError(
+          "a record of stream '" + q.id + "' has " + std::to_string(elems) + " elements; the limit is 262144", q.loc);
     totalElements += elems;
     if (totalElements > kMaxPlanElements) tooManyElements(q, totalElements);
     totalTokens += programTokens(q);
@@ -244,9 +240,9 @@ void validateConstraints(const Plan& p) {
       case Op::STREAM_SUM:
         for (auto& f : p.get(a.a1).schema)
           if (f.type == Type::STRING)
-            throw CompileError("Stream '" + q.id + "': a stream reducer cannot fold the STRING field '" + f.name +
-                                   "' of " + a.a1,
-                               q.loc);
+            throw CompileError(
+                "Stream '" + q.id + "': a stream reducer cannot fold the STRING field '" + f.name + "' of " + a.a1,
+                q.loc);
         break;
       default:
         throw FatalError(std::string("compiler::validateConstraints: unsupported command '") + opName(a.op.op) +

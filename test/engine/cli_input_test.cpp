@@ -8,8 +8,8 @@
 
 namespace {
 int runCmd(const testing::RunDir& d, const std::string& args) {
-  std::string cmd = "cd '" + d.dir.string() + "' && TMPDIR='" + d.dir.string() + "' timeout -s KILL 20 '" RDB_XRETRACTOR
-                    "' " + args + " >run.out 2>run.err </dev/null";
+  std::string cmd = "cd '" + d.dir.string() + "' && TMPDIR='" + d.dir.string() +
+                    "' timeout -s KILL 20 '" RDB_XRETRACTOR "' " + args + " >run.out 2>run.err </dev/null";
   int rc = std::system(cmd.c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
@@ -27,9 +27,9 @@ TEST_CASE("a query file that is a device, a FIFO, a directory or too big is refu
   struct Case {
     std::string file, message;
   };
-  for (const Case& c : {Case{"/dev/zero", "not a regular file"}, Case{"/dev/urandom", "not a regular file"},
-                        Case{"q.fifo", "not a regular file"}, Case{"adir", "is a directory"},
-                        Case{"big.rql", "the limit is"}}) {
+  for (const Case& c :
+       {Case{"/dev/zero", "not a regular file"}, Case{"/dev/urandom", "not a regular file"},
+        Case{"q.fifo", "not a regular file"}, Case{"adir", "is a directory"}, Case{"big.rql", "the limit is"}}) {
     for (const std::string mode : {"-c ", ""}) {
       INFO(mode << c.file);
       CHECK(runCmd(d, mode + c.file) == 71);

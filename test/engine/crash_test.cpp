@@ -121,19 +121,22 @@ TEST_CASE("a full disk while the descriptors are written leaves no torn .desc", 
     const std::string n = e.path().filename().string();
     INFO(n);
     CHECK(n.find(".tmp") == std::string::npos);
-    if (n.size() > 5 && n.compare(n.size() - 5, 5, ".desc") == 0) CHECK_NOTHROW(storage::Descriptor::load(e.path().string()));
+    if (n.size() > 5 && n.compare(n.size() - 5, 5, ".desc") == 0)
+      CHECK_NOTHROW(storage::Descriptor::load(e.path().string()));
   }
 }
 
 // A rule's dump file that hits the full disk: FATAL naming it, exit 1, and the
 // dump holds whole records (a record size of 12 bytes never divides the limit).
-TEST_CASE("a full disk while a rule dumps is a FATAL message and a dump of whole records", "[engine][diskfull][rules]") {
+TEST_CASE("a full disk while a rule dumps is a FATAL message and a dump of whole records",
+          "[engine][diskfull][rules]") {
   testing::RunDir d;
   d.write("s.txt", testing::sequence(1, 3000));
-  d.write("query.rql", "STORAGE '.'\n"
-                       "DECLARE x INTEGER STREAM src, 1/1000 TEXTFILE 's.txt'\n"
-                       "SELECT src[0], src[0] * 2, src[0] * 3 STREAM q FROM src\n"
-                       "RULE big ON q WHEN q[0] = 1 DO DUMP -300 TO 300\n");
+  d.write("query.rql",
+          "STORAGE '.'\n"
+          "DECLARE x INTEGER STREAM src, 1/1000 TEXTFILE 's.txt'\n"
+          "SELECT src[0], src[0] * 2, src[0] * 3 STREAM q FROM src\n"
+          "RULE big ON q WHEN q[0] = 1 DO DUMP -300 TO 300\n");
   testing::SpawnOptions o;
   o.fileSizeLimit = 4000;  // the dump (300 zero records at once, then one a record) is first to reach it
   const int rc = testing::runXretractor(d.dir, {"query.rql", "-k", "--no-clock", "-m", "1000"}, o);

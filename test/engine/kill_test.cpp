@@ -66,7 +66,6 @@ TEST_CASE("SIGKILL mid-run leaves whole records", "[engine][kill]") {
   }
 }
 
-
 // kill -9 at random moments, clocked and offline: the .meta index never counts
 // more records than the data file holds (data first, index never ahead), and a
 // restart, with ROTATION (appending to the crashed files) or without, leaves

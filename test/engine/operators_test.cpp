@@ -209,22 +209,25 @@ TEST_CASE("string comparisons in a rule give INTEGER truth", "[engine][rules][re
 TEST_CASE("a delay past the power-of-two ring sizes reads the right records", "[engine][history]") {
   testing::RunDir d;
   d.write("s.txt", testing::sequence(0, 600100));
-  const std::string q = "STORAGE '.'\n"
-                        "DECLARE x INTEGER STREAM s, 1/10 TEXTFILE 's.txt'\n"
-                        "SELECT * STREAM late FROM s > 600000\n";
+  const std::string q =
+      "STORAGE '.'\n"
+      "DECLARE x INTEGER STREAM s, 1/10 TEXTFILE 's.txt'\n"
+      "SELECT * STREAM late FROM s > 600000\n";
   REQUIRE(d.run(q, "--no-clock -m 600050") == 0);
   auto recs = d.records("late", 1);
   REQUIRE(recs.size() == 49);
   for (size_t p = 0; p < recs.size(); ++p) CHECK(recs[p][0] == int32_t(p));
 }
 
-TEST_CASE("the flow graph is dropped when the plain loop is as fast (no core spinning for nothing)", "[engine][scheduler]") {
+TEST_CASE("the flow graph is dropped when the plain loop is as fast (no core spinning for nothing)",
+          "[engine][scheduler]") {
   testing::RunDir d;
   d.write("a.txt", testing::sequence(1, 5000));
-  const std::string q = "STORAGE '.'\n"
-                        "DECLARE x INTEGER STREAM a, 1 TEXTFILE 'a.txt'\n"
-                        "SELECT a[0] + 1 STREAM p FROM a\n"
-                        "SELECT a[0] * 2 STREAM r FROM a\n";
+  const std::string q =
+      "STORAGE '.'\n"
+      "DECLARE x INTEGER STREAM a, 1 TEXTFILE 'a.txt'\n"
+      "SELECT a[0] + 1 STREAM p FROM a\n"
+      "SELECT a[0] * 2 STREAM r FROM a\n";
   // Short blocks: the trial compares both ways over 13 of them.
   REQUIRE(d.run(q, "--no-clock -m 8000 --threads 2 --block 512 -v") == 0);
   const std::string out = d.read("run.out");
@@ -241,7 +244,8 @@ TEST_CASE("the flow graph is dropped when the plain loop is as fast (no core spi
 TEST_CASE("-v on a clocked run prints how late the slots finished (p50, p99, p99.9, max)", "[engine][latency]") {
   testing::RunDir d;
   d.write("a.txt", testing::sequence(1, 100));
-  const std::string q = "STORAGE '.'\nDECLARE x INTEGER STREAM a, 1/200 TEXTFILE 'a.txt'\nSELECT a[0] + 1 STREAM p FROM a\n";
+  const std::string q =
+      "STORAGE '.'\nDECLARE x INTEGER STREAM a, 1/200 TEXTFILE 'a.txt'\nSELECT a[0] + 1 STREAM p FROM a\n";
   REQUIRE(d.run(q, "-m 40 -k -v") == 0);
   const std::string out = d.read("run.out");
   CHECK_THAT(out, Catch::Contains("slot lateness over 39 clocked slots") && Catch::Contains("p99.9") &&
@@ -258,11 +262,12 @@ TEST_CASE("a window over BYTE and INTEGER fields widens every element (copying w
   for (int i = 0; i < 40; ++i) src += std::to_string(1000 + i) + " " + std::to_string(i % 7) + "\n";
   d.write("src.txt", src);
   // Mixed element types: the window's INTEGER slots are converted, never copied raw.
-  const std::string q = "STORAGE '.'\n"
-                        "DECLARE v INTEGER, b BYTE STREAM s, 1 TEXTFILE 'src.txt' ONESHOT\n"
-                        "SELECT * STREAM w FROM s@(1,4)\n"
-                        "SELECT * STREAM wv FROM s@(1,4) VOLATILE\n"
-                        "SELECT to_integer(m[0]) STREAM m FROM wv.sumc\n";
+  const std::string q =
+      "STORAGE '.'\n"
+      "DECLARE v INTEGER, b BYTE STREAM s, 1 TEXTFILE 'src.txt' ONESHOT\n"
+      "SELECT * STREAM w FROM s@(1,4)\n"
+      "SELECT * STREAM wv FROM s@(1,4) VOLATILE\n"
+      "SELECT to_integer(m[0]) STREAM m FROM wv.sumc\n";
   for (const char* mode : {"--block 1 --no-fuse", "--block 3", "--block 512"}) {
     INFO(mode);
     REQUIRE(d.run(q, std::string("--no-clock -m 30 ") + mode) == 0);

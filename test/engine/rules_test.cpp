@@ -67,8 +67,8 @@ TEST_CASE("SYSTEM commands that hang or fail do not delay the slots", "[engine][
                 "RULE fail ON v WHEN v[0] = 5 DO SYSTEM 'exit 3'\n"
                 "RULE mark ON v WHEN v[0] = 6 DO SYSTEM 'touch ran.flag'\n",
                 "-m 20") == 0);
-  CHECK(d.ints("v").size() == 19);                              // every slot produced its record
-  CHECK(!std::filesystem::exists(d.dir / "late.flag"));         // the hanging commands were not waited for
-  CHECK(std::filesystem::exists(d.dir / "ran.flag"));           // later commands still ran
+  CHECK(d.ints("v").size() == 19);                       // every slot produced its record
+  CHECK(!std::filesystem::exists(d.dir / "late.flag"));  // the hanging commands were not waited for
+  CHECK(std::filesystem::exists(d.dir / "ran.flag"));    // later commands still ran
   CHECK(d.read("run.err").find("exited with status 3") != std::string::npos);
 }

@@ -32,8 +32,8 @@ struct RunDir {
   int run(const std::string& query, const std::string& args) const {
     write("query.rql", query);
     // Each run has its own TMPDIR, so its instance lock never meets another test's.
-    std::string cmd = "cd '" + dir.string() + "' && TMPDIR='" + dir.string() + "' '" RDB_XRETRACTOR "' query.rql " + args +
-                      " >run.out 2>run.err";
+    std::string cmd = "cd '" + dir.string() + "' && TMPDIR='" + dir.string() + "' '" RDB_XRETRACTOR "' query.rql " +
+                      args + " >run.out 2>run.err";
     int rc = std::system(cmd.c_str());
     return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
   }
@@ -53,7 +53,8 @@ struct RunDir {
   std::vector<std::vector<int32_t>> records(const std::string& name, size_t width) const {
     auto v = ints(name);
     std::vector<std::vector<int32_t>> out;
-    for (size_t i = 0; i + width <= v.size(); i += width) out.emplace_back(v.begin() + long(i), v.begin() + long(i + width));
+    for (size_t i = 0; i + width <= v.size(); i += width)
+      out.emplace_back(v.begin() + long(i), v.begin() + long(i + width));
     return out;
   }
 };

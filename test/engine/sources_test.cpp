@@ -38,8 +38,8 @@ TEST_CASE("a missing BINFILE or TEXTFILE is an error at start, naming the file",
     pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "--no-clock", "--until-eof", "-k"});
     int rc = waitFor(pid, 10s);
     CHECK(rc == 1);
-    CHECK_THAT(d.read("run.err"), Catch::Contains("FATAL") && Catch::Contains("nothere") &&
-                                      Catch::Contains("cannot be opened"));
+    CHECK_THAT(d.read("run.err"),
+               Catch::Contains("FATAL") && Catch::Contains("nothere") && Catch::Contains("cannot be opened"));
     CHECK(testing::sizeOf(d.dir / "q") <= 0);  // nothing was produced
   }
 }
@@ -82,7 +82,8 @@ TEST_CASE("a FIFO with no writer, then a stalled writer, never freezes the engin
   pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "-k"});
   // No writer: the engine runs and serves clients.
   std::this_thread::sleep_for(600ms);
-  std::string cmd = "cd '" + d.dir.string() + "' && TMPDIR='" + d.dir.string() + "' timeout 5 '" RDB_XQRY "' -d >xqry.out 2>&1";
+  std::string cmd =
+      "cd '" + d.dir.string() + "' && TMPDIR='" + d.dir.string() + "' timeout 5 '" RDB_XQRY "' -d >xqry.out 2>&1";
   CHECK(std::system(cmd.c_str()) == 0);
   CHECK_THAT(d.read("xqry.out"), Catch::Contains("q"));
   // A writer that sends half a record and stalls: NULL records go on, the half is kept.
@@ -109,7 +110,8 @@ TEST_CASE("a FIFO with no writer, then a stalled writer, never freezes the engin
   CHECK(recs.size() >= 8);
 }
 
-TEST_CASE("offline, a missing DEVICE is retried at most ten times a second, never in a busy loop", "[engine][sources]") {
+TEST_CASE("offline, a missing DEVICE is retried at most ten times a second, never in a busy loop",
+          "[engine][sources]") {
   testing::RunDir d;
   d.write("query.rql", "STORAGE '.'\n" + std::string(kTwoInts) + "DEVICE 'nodev'\nSELECT * STREAM q FROM s\n");
   pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "--no-clock", "-k"});

@@ -45,7 +45,9 @@ inline pid_t spawnXretractor(const std::filesystem::path& dir, const std::vector
   if (devnull >= 0) dup2(devnull, 0);
   if (o.fileSizeLimit >= 0) {
     signal(SIGXFSZ, SIG_IGN);  // inherited across exec: a write past the limit fails with EFBIG
-    struct rlimit rl {rlim_t(o.fileSizeLimit), rlim_t(o.fileSizeLimit)};
+    struct rlimit rl {
+      rlim_t(o.fileSizeLimit), rlim_t(o.fileSizeLimit)
+    };
     setrlimit(RLIMIT_FSIZE, &rl);
   }
   std::vector<char*> argv;
@@ -97,7 +99,8 @@ inline std::string nullEveryThird(int n) {
 // source says so. The source wraps around, so a run goes on until stopped.
 inline std::string nullQuery(bool rotation, const std::string& interval = "1/1000") {
   return std::string("STORAGE '.'\n") + (rotation ? "ROTATION 'rot.txt'\n" : "") +
-         "DECLARE a INTEGER, b INTEGER STREAM src, " + interval + " TEXTFILE 's.txt'\n"
+         "DECLARE a INTEGER, b INTEGER STREAM src, " + interval +
+         " TEXTFILE 's.txt'\n"
          "SELECT src[0], src[1] STREAM nul FROM src\n"
          "SELECT src[0], src[1], to_double(src[0]) / 3, 'row' STREAM wide FROM src\n";
 }
@@ -130,15 +133,14 @@ inline void checkNullBits(const std::filesystem::path& dir, const Artifact& a, c
   std::ifstream in(dir / dataName, std::ios::binary);
   std::vector<char> rec(static_cast<size_t>(a.rec));
   uint64_t wrong = 0, firstWrong = UINT64_MAX;
-  size_t entry = 0;     // the index entry holding record i
+  size_t entry = 0;      // the index entry holding record i
   uint64_t entryAt = 0;  // its first record
   for (uint64_t i = 0; i < a.data; ++i) {
     in.read(rec.data(), a.rec);
     int32_t va, vb;
     memcpy(&va, rec.data(), 4);
     memcpy(&vb, rec.data() + 4, 4);
-    while (entry < a.meta.entries.size() &&
-           (a.meta.entries[entry].gap || i >= entryAt + a.meta.entries[entry].count)) {
+    while (entry < a.meta.entries.size() && (a.meta.entries[entry].gap || i >= entryAt + a.meta.entries[entry].count)) {
       if (!a.meta.entries[entry].gap) entryAt += a.meta.entries[entry].count;
       ++entry;
     }

@@ -144,8 +144,9 @@ TEST_CASE("a source reached by two paths keeps every field's own operand", "[eng
   const std::vector<Mode> modes = {
       {"jit", ""},
       {"vm", " --interpret"},
-      {"no passes", " --disable-pass dedup --disable-pass share-selects --disable-pass factor "
-                    "--disable-pass simplify"},
+      {"no passes",
+       " --disable-pass dedup --disable-pass share-selects --disable-pass factor "
+       "--disable-pass simplify"},
   };
   // The three shapes of the report first, then random trees.
   std::vector<std::string> fixed = {"(A > 1) + A", "(B > 1) + A + B", "(A @ (1,2)) + A"};
@@ -181,10 +182,16 @@ TEST_CASE("a source reached by two paths keeps every field's own operand", "[eng
       if (tree->kind != Node::ADD || (tree->leaves("A") < 2 && tree->leaves("B") < 2)) continue;
     }
     auto rat = [](Rational x) { return std::to_string(x.num) + "/" + std::to_string(x.den); };
-    const std::string query = "STORAGE '.'\n"
-                              "DECLARE x INTEGER STREAM A, " + rat(dA) + " TEXTFILE 'a.txt'\n"
-                              "DECLARE y INTEGER STREAM B, " + rat(dB) + " TEXTFILE 'b.txt'\n"
-                              "SELECT * STREAM out FROM " + tree->text() + "\n";
+    const std::string query =
+        "STORAGE '.'\n"
+        "DECLARE x INTEGER STREAM A, " +
+        rat(dA) +
+        " TEXTFILE 'a.txt'\n"
+        "DECLARE y INTEGER STREAM B, " +
+        rat(dB) +
+        " TEXTFILE 'b.txt'\n"
+        "SELECT * STREAM out FROM " +
+        tree->text() + "\n";
     INFO("query: " << query);
     ir::Plan plan;
     try {
@@ -217,13 +224,15 @@ TEST_CASE("a source reached by two paths keeps every field's own operand", "[eng
 }
 
 TEST_CASE("a source named where two operands reach it at different places is refused", "[ir][two-paths]") {
-  const std::string query = "DECLARE x INTEGER STREAM A, 1/10 TEXTFILE 'a.txt'\n"
-                            "SELECT A[0] STREAM out FROM (A > 1) + (A > 2)\n";
+  const std::string query =
+      "DECLARE x INTEGER STREAM A, 1/10 TEXTFILE 'a.txt'\n"
+      "SELECT A[0] STREAM out FROM (A > 1) + (A > 2)\n";
   CHECK_THROWS_WITH(ir::compile(rql::parseText(query), ir::defaultOptions()),
                     Catch::Contains("reaches its FROM clause through two operands"));
   // A direct operand names itself: no ambiguity.
-  const std::string direct = "DECLARE x INTEGER STREAM A, 1/10 TEXTFILE 'a.txt'\n"
-                             "SELECT A[0] STREAM out FROM (A > 1) + A\n";
+  const std::string direct =
+      "DECLARE x INTEGER STREAM A, 1/10 TEXTFILE 'a.txt'\n"
+      "SELECT A[0] STREAM out FROM (A > 1) + A\n";
   ir::Plan p = ir::compile(rql::parseText(direct), ir::defaultOptions());
   CHECK(p.get("out").schema[0].program[0].print() == "PUSH_ID(out[1])");
 }

@@ -113,8 +113,9 @@ TEST_CASE("operands: references and literals lower to their tokens", "[grammar][
 }
 
 TEST_CASE("SELECT fields are named <stream>_<i>; * is one placeholder field", "[grammar][select]") {
-  auto qs = parse(std::string(kDecl) + "SELECT s[0], s[1]*2 STREAM t FROM s\nSELECT * STREAM u FROM s\n"
-                                       "SELECT s.* STREAM v FROM s\n");
+  auto qs = parse(std::string(kDecl) +
+                  "SELECT s[0], s[1]*2 STREAM t FROM s\nSELECT * STREAM u FROM s\n"
+                  "SELECT s.* STREAM v FROM s\n");
   const auto& t = stmt(qs, "t");
   REQUIRE(t.schema.size() == 2);
   CHECK(t.schema[0].name == "t_0");
@@ -146,12 +147,10 @@ TEST_CASE("FROM expressions lower to reverse Polish stream programs", "[grammar]
 TEST_CASE("FROM grammar: chains are left-associative, # binds tighter than + and >", "[grammar][from]") {
   CHECK(fromOf("s1+s2+s3+s4") ==
         "PUSH_STREAM(s1) PUSH_STREAM(s2) STREAM_ADD PUSH_STREAM(s3) STREAM_ADD PUSH_STREAM(s4) STREAM_ADD");
-  CHECK(fromOf("s1#s2#s3") ==
-        "PUSH_STREAM(s1) PUSH_STREAM(s2) STREAM_HASH PUSH_STREAM(s3) STREAM_HASH");
+  CHECK(fromOf("s1#s2#s3") == "PUSH_STREAM(s1) PUSH_STREAM(s2) STREAM_HASH PUSH_STREAM(s3) STREAM_HASH");
   CHECK(fromOf("A#B>1") == "PUSH_STREAM(A) PUSH_STREAM(B) STREAM_HASH STREAM_TIMEMOVE(1)");
   CHECK(fromOf("a+b#c") == "PUSH_STREAM(a) PUSH_STREAM(b) PUSH_STREAM(c) STREAM_HASH STREAM_ADD");
-  CHECK(fromOf("(A>2)#(B>1)") ==
-        "PUSH_STREAM(A) STREAM_TIMEMOVE(2) PUSH_STREAM(B) STREAM_TIMEMOVE(1) STREAM_HASH");
+  CHECK(fromOf("(A>2)#(B>1)") == "PUSH_STREAM(A) STREAM_TIMEMOVE(2) PUSH_STREAM(B) STREAM_TIMEMOVE(1) STREAM_HASH");
   CHECK(fromOf("s3+((s1+s2)>1)") ==
         "PUSH_STREAM(s3) PUSH_STREAM(s1) PUSH_STREAM(s2) STREAM_ADD STREAM_TIMEMOVE(1) STREAM_ADD");
 }
@@ -299,7 +298,8 @@ TEST_CASE("RULE attaches to an already parsed stream", "[grammar][rule]") {
   CHECK(s.rules[2].dumpFrom == -2);
   CHECK(s.rules[2].dumpTo == -1);
   CHECK(s.rules[2].dumpRetention == 100);
-  CHECK(errorOf<ir::CompileError>("DECLARE a INTEGER STREAM s, 1 FILE 'x'\nRULE r ON nowhere WHEN s[0] > 1 DO DUMP 0 TO 1\n")
+  CHECK(errorOf<ir::CompileError>(
+            "DECLARE a INTEGER STREAM s, 1 FILE 'x'\nRULE r ON nowhere WHEN s[0] > 1 DO DUMP 0 TO 1\n")
             .find("unknown stream") != std::string::npos);
 }
 

@@ -99,8 +99,7 @@ TEST_CASE("lexer: inline # is the interleave operator, never a comment", "[lexer
   CHECK(lex("core0#core1") == "identifier:core0 '#' identifier:core1");
   CHECK(lex("core0 #core1") == "identifier:core0 '#' identifier:core1");
   CHECK(lex("core0 # core1") == "identifier:core0 '#' identifier:core1");
-  CHECK(lex("(core0 # core1) + core2") ==
-        "'(' identifier:core0 '#' identifier:core1 ')' '+' identifier:core2");
+  CHECK(lex("(core0 # core1) + core2") == "'(' identifier:core0 '#' identifier:core1 ')' '+' identifier:core2");
 }
 
 TEST_CASE("lexer: // line comments and nested /* */ block comments", "[lexer][comment]") {
@@ -144,8 +143,8 @@ TEST_CASE("lexer: TEXTFILE, BINFILE and DEVICE source keywords", "[lexer][keywor
 
 TEST_CASE("lexer: field type words", "[lexer][keywords]") {
   auto l = lexemes("BYTE CHAR Char INTEGER Integer UINT FLOAT DOUBLE STRING String");
-  std::vector<ir::Type> want{ir::Type::BYTE,  ir::Type::BYTE,  ir::Type::BYTE,   ir::Type::INTEGER, ir::Type::INTEGER,
-                             ir::Type::UINT,  ir::Type::FLOAT, ir::Type::DOUBLE, ir::Type::STRING,  ir::Type::STRING};
+  std::vector<ir::Type> want{ir::Type::BYTE, ir::Type::BYTE,  ir::Type::BYTE,   ir::Type::INTEGER, ir::Type::INTEGER,
+                             ir::Type::UINT, ir::Type::FLOAT, ir::Type::DOUBLE, ir::Type::STRING,  ir::Type::STRING};
   REQUIRE(l.size() == want.size() + 1);
   for (size_t i = 0; i < want.size(); ++i) {
     CHECK(l[i].tok == Tok::TYPE);
@@ -188,8 +187,7 @@ TEST_CASE("lexer: strings and profile strings", "[lexer][strings]") {
 }
 
 TEST_CASE("lexer: operators and punctuation, longest match first", "[lexer][ops]") {
-  CHECK(lex("( ) [ ] , . * / + - @ # & % :") ==
-        "'(' ')' '[' ']' ',' '.' '*' '/' '+' '-' '@' '#' '&' '%' ':'");
+  CHECK(lex("( ) [ ] , . * / + - @ # & % :") == "'(' ')' '[' ']' ',' '.' '*' '/' '+' '-' '@' '#' '&' '%' ':'");
   CHECK(lex("> < = != >= <=") == "'>' '<' '=' '!=' '>=' '<='");
   CHECK(lex("a>=b") == "identifier:a '>=' identifier:b");
   CHECK(lexFails("a ~ b"));
@@ -203,8 +201,9 @@ TEST_CASE("lexer: tokens carry their physical column", "[lexer][loc]") {
 }
 
 TEST_CASE("storage profile words come from the profile table", "[lexer][profiles]") {
-  CHECK(lex("posixshd MEMORY Default textsource") == "storage profile:POSIXSHD storage profile:MEMORY identifier:Default "
-                                                     "storage profile:TEXTSOURCE");
+  CHECK(lex("posixshd MEMORY Default textsource") ==
+        "storage profile:POSIXSHD storage profile:MEMORY identifier:Default "
+        "storage profile:TEXTSOURCE");
   CHECK(lex("posixshdx memory_1") == "identifier:posixshdx identifier:memory_1");
   CHECK(lex("'direct' 'Direct' 'device'") == "profile string:direct string:Direct profile string:device");
   CHECK(ir::profileNames() == "DEFAULT, MEMORY, DIRECT, POSIX, POSIXSHD or GENERIC");

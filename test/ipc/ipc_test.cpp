@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -217,7 +217,9 @@ TEST_CASE("value text per type", "[ipc]") {
     memcpy(b.data(), &v, sizeof v);
     return b;
   };
-  auto text = [](ir::Type t, const std::vector<uint8_t>& b) { return storage::elementText(t, b.data(), int(b.size())); };
+  auto text = [](ir::Type t, const std::vector<uint8_t>& b) {
+    return storage::elementText(t, b.data(), int(b.size()));
+  };
   CHECK(text(ir::Type::BYTE, {200}) == "200");
   CHECK(text(ir::Type::INTEGER, bytes(int32_t(-42))) == "-42");
   CHECK(text(ir::Type::UINT, bytes(uint32_t(4000000000u))) == "4000000000");
@@ -515,11 +517,10 @@ TEST_CASE("malformed and oversized frames: error reply, connection dropped, serv
   FakeEngine e;
   const std::string path = ipc::socketPath(e.dir.string());
   std::string err;
-  for (const std::string& junk :
-       {std::string("GET / HTTP/1.1\r\n\r\n"),
-        std::string("RDBQ\x01\x01\x00\x00\x00\x01\x00\x01", 12),  // 65537 bytes announced
-        ipc::encodeFrame(ipc::Kind::Request, "db {\n message hello\n"),  // unbalanced tree
-        ipc::encodeFrame(ipc::Kind::Data, "stream x\n")}) {              // clients only send requests
+  for (const std::string& junk : {std::string("GET / HTTP/1.1\r\n\r\n"),
+                                  std::string("RDBQ\x01\x01\x00\x00\x00\x01\x00\x01", 12),  // 65537 bytes announced
+                                  ipc::encodeFrame(ipc::Kind::Request, "db {\n message hello\n"),  // unbalanced tree
+                                  ipc::encodeFrame(ipc::Kind::Data, "stream x\n")}) {  // clients only send requests
     auto c = ipc::Client::connect(path, err);
     REQUIRE(c);
     REQUIRE(c->sendRaw(junk));
@@ -697,7 +698,8 @@ struct LiveEngine : TempDir {
 
 }  // namespace
 
-TEST_CASE("live engine: an ad hoc import is exactly one SELECT; RULE, DECLARE or a second statement are refused", "[ipc][live]") {
+TEST_CASE("live engine: an ad hoc import is exactly one SELECT; RULE, DECLARE or a second statement are refused",
+          "[ipc][live]") {
   LiveEngine e;
   const std::vector<std::string> before = e.streamNames();
   REQUIRE(before == std::vector<std::string>{"c", "s"});

@@ -45,9 +45,9 @@ TEST_CASE("TIMEMOVE demand: Wq − Ws + N + 1 (+2 over a declaration)", "[capaci
 }
 
 TEST_CASE("ADD demand: ⌈(1+Wq)·Δ/Δs⌉ − Ws (+2 over a declaration) (simple)", "[capacities]") {
-  ir::Plan p = testing::compileText(
-      "STORAGE 'temp'\n" + decl("core0", "0.1", "a INTEGER") + decl("core1", "0.2", "b INTEGER") +
-      "SELECT str1[0]*10,str1[1]*10,str1[1]*str1[0]+20 STREAM str1 FROM core0+core1\n");
+  ir::Plan p =
+      testing::compileText("STORAGE 'temp'\n" + decl("core0", "0.1", "a INTEGER") + decl("core1", "0.2", "b INTEGER") +
+                           "SELECT str1[0]*10,str1[1]*10,str1[1]*str1[0]+20 STREAM str1 FROM core0+core1\n");
   CHECK(cap(p, "core0") == 4);
   CHECK(cap(p, "core1") == 3);
   CHECK(cap(p, "str1") == 1);
@@ -55,7 +55,7 @@ TEST_CASE("ADD demand: ⌈(1+Wq)·Δ/Δs⌉ − Ws (+2 over a declaration) (simp
 
 TEST_CASE("SUBTRACT demand over declarations and computed streams", "[capacities]") {
   ir::Plan p = testing::compileText(decl("A", "1/2") + decl("B", "1") + decl("C", "1/3") + decl("D", "1/2") +
-                                    "SELECT * STREAM T1 FROM A-1\n"  // ρ = 2: max(0 + 2, 2 + 2)
+                                    "SELECT * STREAM T1 FROM A-1\n"    // ρ = 2: max(0 + 2, 2 + 2)
                                     "SELECT * STREAM T2 FROM C-1/2\n"  // ρ = 3/2: max(0 + 2, ⌊3/2⌋ + 2)
                                     "SELECT * STREAM X FROM D+B\n"
                                     "SELECT * STREAM Y FROM X-2\n");
@@ -81,8 +81,7 @@ TEST_CASE("HASH demand: max(4, ⌈Wq·Δ/Δs⌉ − Ws + 2) on both sources", "[
 }
 
 TEST_CASE("DEHASH demand: max(4, ⌈Wq·Δ/Δs⌉ − Ws + 2)", "[capacities]") {
-  ir::Plan p = testing::compileText(decl("s12", "1/2") + decl("slow", "1/10") +
-                                    "SELECT * STREAM d1 FROM s12&3/2\n");
+  ir::Plan p = testing::compileText(decl("s12", "1/2") + decl("slow", "1/10") + "SELECT * STREAM d1 FROM s12&3/2\n");
   CHECK(cap(p, "s12") == 4);
 }
 
@@ -97,18 +96,17 @@ TEST_CASE("AGSE demand over a declaration covers the window (Pattern6, dsp)", "[
       "SELECT signalRow[_] * filter[_] STREAM accRow FROM signalRow+filter\n"
       "SELECT accRow[0] STREAM output FROM accRow.sumc\n"
       "SELECT output[0]/25/1000,source[0] STREAM outputAll FROM output+source\n");
-  CHECK(cap(d, "filter") == 3);     // ADD: ⌈50·(1/50)/1⌉ + 2
-  CHECK(cap(d, "source") == 52);    // ADD from outputAll: ⌈50·1⌉ + 2 (beats the window's 26)
-  CHECK(cap(d, "signalRow") == 50); // ADD from accRow: ⌈50·1⌉ − 0
-  CHECK(cap(d, "accRow") == 1);     // reducers demand nothing
+  CHECK(cap(d, "filter") == 3);      // ADD: ⌈50·(1/50)/1⌉ + 2
+  CHECK(cap(d, "source") == 52);     // ADD from outputAll: ⌈50·1⌉ + 2 (beats the window's 26)
+  CHECK(cap(d, "signalRow") == 50);  // ADD from accRow: ⌈50·1⌉ − 0
+  CHECK(cap(d, "accRow") == 1);      // reducers demand nothing
 }
 
 TEST_CASE("a DUMP rule with negative history raises the first FROM operand (issue42_rule)", "[capacities][rules]") {
-  ir::Plan p = testing::compileText(
-      "STORAGE 'temp'\n" + decl("core0", "0.1", "a INTEGER") +
-      "SELECT str1[0] STREAM str1 FROM core0\n"
-      "RULE testrule1 ON str1 WHEN str1[0] < 15 DO DUMP -5 TO 5\n"
-      "RULE testrule2 ON str1 WHEN str1[0] > 11 DO DUMP -7 TO -1 RETENTION 100\n");
+  ir::Plan p = testing::compileText("STORAGE 'temp'\n" + decl("core0", "0.1", "a INTEGER") +
+                                    "SELECT str1[0] STREAM str1 FROM core0\n"
+                                    "RULE testrule1 ON str1 WHEN str1[0] < 15 DO DUMP -5 TO 5\n"
+                                    "RULE testrule2 ON str1 WHEN str1[0] > 11 DO DUMP -7 TO -1 RETENTION 100\n");
   CHECK(cap(p, "core0") == 7);
 }
 
@@ -137,14 +135,15 @@ TEST_CASE("applyCapacitiesToStreams: VOLATILE streams and substrates grow to the
 
 TEST_CASE("history over the budget is refused at compile time, naming the stream", "[capacities][budget]") {
   SECTION("a delay of 2^31 - 1 records") {
-    CHECK_THROWS_WITH(testing::compileText(decl("s", "1/10", "a INTEGER, b INTEGER") +
-                                           "SELECT * STREAM q FROM s > 2147483647\n"),
-                      Catch::Contains("history of stream 's' (read by 'q')") &&
-                          Catch::Contains("over the limit of 1024 MiB (limits.history_memory_mib)"));
+    CHECK_THROWS_WITH(
+        testing::compileText(decl("s", "1/10", "a INTEGER, b INTEGER") + "SELECT * STREAM q FROM s > 2147483647\n"),
+        Catch::Contains("history of stream 's' (read by 'q')") &&
+            Catch::Contains("over the limit of 1024 MiB (limits.history_memory_mib)"));
   }
   SECTION("a dump window of 10^9 records back") {
     try {
-      testing::compileText(decl("s", "1/10") + "SELECT * STREAM q FROM s\n"
+      testing::compileText(decl("s", "1/10") +
+                           "SELECT * STREAM q FROM s\n"
                            "RULE r ON q WHEN q[0] > 1 DO DUMP -1000000000 TO 1000000000\n");
       FAIL("compiled");
     } catch (const ir::CompileError& e) {
@@ -160,7 +159,8 @@ TEST_CASE("history over the budget is refused at compile time, naming the stream
     CHECK_NOTHROW(ir::compile(ut::parse(decl("s", "1") + "SELECT * STREAM q FROM s > 20000\n"), o));
   }
   SECTION("a delay of 10^8 records fits and costs about 10^8 records") {
-    ir::Plan p = testing::compileText(decl("s", "1/10", "a INTEGER, b INTEGER") + "SELECT * STREAM q FROM s > 100000000\n");
+    ir::Plan p =
+        testing::compileText(decl("s", "1/10", "a INTEGER, b INTEGER") + "SELECT * STREAM q FROM s > 100000000\n");
     CHECK(ir::historyRing(cap(p, "s")) < 107000000);
   }
 }

@@ -125,9 +125,8 @@ TEST_CASE("absorption with a non-zero offset (issue167_dedup_nonzero_offset)", "
       "\t\tPUSH_ID(merged[1])\n"
       "\tSTREAM_ADD_s1_s2_2: INTEGER\n"
       "\t\tPUSH_ID(merged[2])\n";
-  CHECK(testing::planOf(std::string(kS123) +
-                        "SELECT * STREAM mysum FROM s1+s2\n"
-                        "SELECT * STREAM merged FROM s3+(s1+s2)\n") == expected);
+  CHECK(testing::planOf(std::string(kS123) + "SELECT * STREAM mysum FROM s1+s2\n"
+                                             "SELECT * STREAM merged FROM s3+(s1+s2)\n") == expected);
 }
 
 TEST_CASE("cascaded absorption over two rounds (issue167_dedup_cascaded, §13.11)", "[dedup]") {

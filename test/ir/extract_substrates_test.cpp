@@ -64,9 +64,9 @@ TEST_CASE("substrate names as produced from FROM clauses", "[substrates][names]"
                          "SELECT * STREAM t6 FROM (core0&3/2)>1\n"
                          "SELECT * STREAM t7 FROM (core0%2)>1\n"
                          "SELECT * STREAM t8 FROM (core0#core1)>1\n");
-  for (const char* name : {"STREAM_TIMEMOVE_2_core0", "STREAM_AGSE_1_10_core0", "STREAM_AGSE_1_N10_core0",
-                           "STREAM_SUBTRACT_1_2_core0", "STREAM_DEHASH_DIV_core0_3_2", "STREAM_DEHASH_MOD_core0_2_1",
-                           "STREAM_HASH_core0_core1"}) {
+  for (const char* name :
+       {"STREAM_TIMEMOVE_2_core0", "STREAM_AGSE_1_10_core0", "STREAM_AGSE_1_N10_core0", "STREAM_SUBTRACT_1_2_core0",
+        "STREAM_DEHASH_DIV_core0_3_2", "STREAM_DEHASH_MOD_core0_2_1", "STREAM_HASH_core0_core1"}) {
     INFO(name);
     CHECK(testing::has(p, name));
   }
@@ -89,8 +89,7 @@ TEST_CASE("a chain s1+s2+s3+s4 is split left to right", "[substrates][extract]")
       "DECLARE a INTEGER STREAM s3, 1 FILE 'x'\nDECLARE a INTEGER STREAM s4, 1 FILE 'x'\n"
       "SELECT * STREAM sum FROM s1+s2+s3+s4\n");
   CHECK(ut::from(p, "STREAM_ADD_s1_s2") == "PUSH_STREAM(s1) PUSH_STREAM(s2) STREAM_ADD");
-  CHECK(ut::from(p, "STREAM_ADD_STREAM_ADD_s1_s2_s3") ==
-        "PUSH_STREAM(STREAM_ADD_s1_s2) PUSH_STREAM(s3) STREAM_ADD");
+  CHECK(ut::from(p, "STREAM_ADD_STREAM_ADD_s1_s2_s3") == "PUSH_STREAM(STREAM_ADD_s1_s2) PUSH_STREAM(s3) STREAM_ADD");
   CHECK(ut::from(p, "sum") == "PUSH_STREAM(STREAM_ADD_STREAM_ADD_s1_s2_s3) PUSH_STREAM(s4) STREAM_ADD");
   CHECK(ut::countPrefix(p, "STREAM_") == 2);
   // Substrates are appended in creation order, after the interval sort of the statements.
@@ -158,8 +157,9 @@ TEST_CASE("the 213-byte chain compiles to STREAM_ADD_x2a325a70f1f643aa", "[subst
   CHECK(testing::has(p, "STREAM_ADD_x2a325a70f1f643aa"));
   CHECK(ut::from(p, "wide") == "PUSH_STREAM(STREAM_ADD_x2a325a70f1f643aa) STREAM_TIMEMOVE(1)");
   // The nested operands keep their readable (short enough) names.
-  CHECK(testing::has(p, "STREAM_ADD_STREAM_ADD_STREAM_ADD_sensor_channel_00_raw_measurement_sensor_channel_01_raw_"
-                        "measurement_sensor_channel_02_raw_measurement_sensor_channel_03_raw_measurement"));
+  CHECK(testing::has(p,
+                     "STREAM_ADD_STREAM_ADD_STREAM_ADD_sensor_channel_00_raw_measurement_sensor_channel_01_raw_"
+                     "measurement_sensor_channel_02_raw_measurement_sensor_channel_03_raw_measurement"));
 }
 
 TEST_CASE("names of exactly 200 bytes stay readable, 201 bytes are digested", "[substrates][digest]") {

@@ -147,8 +147,7 @@ TEST_CASE("the pass directly reports whether it rewrote anything", "[factor]") {
   CHECK(ut::from(m, "matched") == "PUSH_STREAM(STREAM_HASH_A_B) STREAM_TIMEMOVE(3)");
   ir::Plan u = prepare(std::string(kAB) + "SELECT * STREAM unmatched FROM (A>1)#(B>1)\n");
   CHECK_FALSE(ir::passes::factorMatchedHashTimeMoves(u));
-  CHECK(ut::from(u, "unmatched") ==
-        "PUSH_STREAM(STREAM_TIMEMOVE_1_A) PUSH_STREAM(STREAM_TIMEMOVE_1_B) STREAM_HASH");
+  CHECK(ut::from(u, "unmatched") == "PUSH_STREAM(STREAM_TIMEMOVE_1_A) PUSH_STREAM(STREAM_TIMEMOVE_1_B) STREAM_HASH");
 }
 
 TEST_CASE("the exposed A#B substrate is then absorbed by an equal user stream", "[factor][dedup]") {

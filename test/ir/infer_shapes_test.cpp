@@ -126,7 +126,8 @@ TEST_CASE("SELECT * over a BYTE source stays BYTE", "[shapes][star]") {
 
 TEST_CASE("interleave promotion per position (seed): a BYTE # c INTEGER -> INTEGER, b INTEGER # d FLOAT -> FLOAT",
           "[shapes][hash][seed]") {
-  ir::Plan p = testing::compileText(std::string(kCores) + "SELECT merged[0] STREAM merged FROM (core0 # core1) + core2\n");
+  ir::Plan p =
+      testing::compileText(std::string(kCores) + "SELECT merged[0] STREAM merged FROM (core0 # core1) + core2\n");
   const ir::Query& h = p.get("STREAM_HASH_core0_core1");
   REQUIRE(h.schema.size() == 2);
   CHECK(h.schema[0].name == "a");
@@ -168,8 +169,9 @@ TEST_CASE("reads through a shift keep the source shape (seed reduction example)"
 }
 
 TEST_CASE("sums: fields named <source>_<k> with the source slot shapes", "[shapes][add]") {
-  ir::Plan p = testing::compileText(std::string(kCores) + "SELECT * STREAM s FROM core0+core1\n"
-                                                          "SELECT core0[_]*core1[_] STREAM m FROM core0+core1\n");
+  ir::Plan p = testing::compileText(std::string(kCores) +
+                                    "SELECT * STREAM s FROM core0+core1\n"
+                                    "SELECT core0[_]*core1[_] STREAM m FROM core0+core1\n");
   const ir::Query& s = p.get("s");
   REQUIRE(s.schema.size() == 4);
   CHECK(s.schema[0].name == "core0_0");
@@ -182,8 +184,9 @@ TEST_CASE("sums: fields named <source>_<k> with the source slot shapes", "[shape
 }
 
 TEST_CASE("AGSE fields take the widest type of the source", "[shapes][agse]") {
-  ir::Plan p = testing::compileText(std::string(kCores) + "SELECT * STREAM w FROM core1@(1,3)\n"
-                                                          "SELECT w2[0] STREAM w2 FROM core1@(1,2)\n");
+  ir::Plan p = testing::compileText(std::string(kCores) +
+                                    "SELECT * STREAM w FROM core1@(1,3)\n"
+                                    "SELECT w2[0] STREAM w2 FROM core1@(1,2)\n");
   REQUIRE(p.get("w").schema.size() == 3);
   CHECK(shape(p, "w", 0) == "FLOAT 4x1");
   CHECK(shape(p, "w", 2) == "FLOAT 4x1");
@@ -240,8 +243,8 @@ TEST_CASE("SELECT * names use one counter across the whole pass (Pattern3)", "[s
       "select * stream out3 from datasrc\n");
   REQUIRE(p.get("out1").schema.size() == 2);
   REQUIRE(p.get("out3").schema.size() == 2);
-  std::set<std::string> names{p.get("out1").schema[0].name, p.get("out1").schema[1].name,
-                              p.get("out3").schema[0].name, p.get("out3").schema[1].name};
+  std::set<std::string> names{p.get("out1").schema[0].name, p.get("out1").schema[1].name, p.get("out3").schema[0].name,
+                              p.get("out3").schema[1].name};
   CHECK(names == std::set<std::string>{"datasrc_0", "datasrc_1", "datasrc_2", "datasrc_3"});
   CHECK(p.get("out1").schema[0].name == "datasrc_0");
 }

@@ -88,8 +88,7 @@ TEST_CASE("Δ of A@(k,w) is ΔA·k/F with F the width of the source", "[interval
   CHECK(deltaOf("wide@(2,-4)") == Rational(2, 3));
 }
 
-TEST_CASE("Δ of A@(k,w) over an array field counts flattened elements (seed chapter on AGSE)",
-          "[intervals][agse]") {
+TEST_CASE("Δ of A@(k,w) over an array field counts flattened elements (seed chapter on AGSE)", "[intervals][agse]") {
   // compiler.md §5.4 (REF) divides by the number of schema entries; the seed chapter
   // "AGSE Sliding Data Window" defines Δout = (Δ/W)·k with W the flattened element count,
   // and the seed wins (spec/README.md). INTEGER[3] is one entry but three elements.

@@ -35,9 +35,9 @@ struct StringMaker<TO> {
 }  // namespace Catch
 
 TEST_CASE("hash tails: exact phase scan (compiler.md §5.13 reference checks)", "[tails][hash]") {
-  CHECK(hashTail("1/10", "1/5") == 2);     // a#b
-  CHECK(hashTail("1/5", "1/10") == 1);     // b#a
-  CHECK(hashTail("1/10", "1/10") == 1);    // equal intervals
+  CHECK(hashTail("1/10", "1/5") == 2);   // a#b
+  CHECK(hashTail("1/5", "1/10") == 1);   // b#a
+  CHECK(hashTail("1/10", "1/10") == 1);  // equal intervals
   CHECK(hashTail("1", "1") == 1);
   CHECK(hashTail("3/100", "1/20") == 3);
   CHECK(hashTail("3/100", "1/50") == 2);
@@ -115,11 +115,11 @@ TEST_CASE("SUBTRACT tails and origins", "[origins][tails][subtract]") {
                                     "SELECT * STREAM str2 FROM core1-1/2\n");
   CHECK(of(p, "str2") == TO{0, 0});  // Pattern1
   CHECK(of(p, "S") == TO{1, 0});
-  CHECK(of(p, "T") == TO{1, 0});     // ρ = 1: ⌈(0 + 1 + 1)/1⌉ − 1
-  CHECK(of(p, "T2") == TO{0, 0});    // ρ = 4: ⌈(0 + 1 + 1)/4⌉ − 1
+  CHECK(of(p, "T") == TO{1, 0});   // ρ = 1: ⌈(0 + 1 + 1)/1⌉ − 1
+  CHECK(of(p, "T2") == TO{0, 0});  // ρ = 4: ⌈(0 + 1 + 1)/4⌉ − 1
   CHECK(of(p, "X") == TO{2, 0});
-  CHECK(of(p, "Y") == TO{2, 0});     // ρ = 3/2: ⌈(1/2 + 2 + 1)/(3/2)⌉ − 1 = ⌈7/3⌉ − 1
-  CHECK(of(p, "U") == TO{0, 2});     // first n with ⌈n·1/(1/2)⌉ ≥ 3
+  CHECK(of(p, "Y") == TO{2, 0});  // ρ = 3/2: ⌈(1/2 + 2 + 1)/(3/2)⌉ − 1 = ⌈7/3⌉ − 1
+  CHECK(of(p, "U") == TO{0, 2});  // first n with ⌈n·1/(1/2)⌉ ≥ 3
   CHECK(p.get("T2").interval == ir::Rational(2, 1));
 }
 
@@ -215,8 +215,8 @@ int64_t specHashTail(ir::Rational dA, ir::Rational dB) {
 }  // namespace
 
 TEST_CASE("hash tails agree with the phase scan for many interval pairs", "[tails][hash]") {
-  const std::vector<std::string> ds{"1/10", "1/5", "3/10", "1/3", "1/2", "1", "3/100", "1/20", "7/100", "11/100",
-                                    "4/25", "147/1000", "2", "5/7"};
+  const std::vector<std::string> ds{"1/10", "1/5",   "3/10",   "1/3",  "1/2",      "1", "3/100",
+                                    "1/20", "7/100", "11/100", "4/25", "147/1000", "2", "5/7"};
   auto parseR = [](const std::string& s) {
     auto slash = s.find('/');
     if (slash == std::string::npos) return ir::Rational(std::stoll(s));

@@ -25,8 +25,7 @@ std::string repeat(const std::string& s, int n, const std::string& sep = "") {
 // Chain of n SELECTs: s1 FROM s0, s2 FROM s1, ...
 std::string chain(int n) {
   std::string t = decl("s0");
-  for (int i = 1; i <= n; ++i)
-    t += "SELECT * STREAM s" + std::to_string(i) + " FROM s" + std::to_string(i - 1) + "\n";
+  for (int i = 1; i <= n; ++i) t += "SELECT * STREAM s" + std::to_string(i) + " FROM s" + std::to_string(i - 1) + "\n";
   return t;
 }
 
@@ -57,7 +56,8 @@ TEST_CASE("a chain of 1000 SELECTs compiles, in order; 4000 are refused at the f
   CHECK(ut::field(p, "s1000") == "PUSH_ID(s1000[0])");
 
   Refusal r = refusal(chain(4000));
-  CHECK(r.message == "stream 's1025' is computed through a chain of 1025 streams from a declared stream; the limit is 1024");
+  CHECK(r.message ==
+        "stream 's1025' is computed through a chain of 1025 streams from a declared stream; the limit is 1024");
   CHECK(r.loc.line == 1026);
   CHECK(r.loc.col == 1);
   // At the limit exactly, it compiles.
@@ -126,7 +126,8 @@ TEST_CASE("s # s # ... # s: 500 terms compile; 1026 terms pass the chain limit",
   CHECK(p.queries.back().id == "q");
 
   Refusal r = refusal(decl("s") + "SELECT * STREAM q FROM " + repeat("s", 1026, "#") + "\n");
-  CHECK(r.message == "stream 'q' is computed through a chain of 1025 streams from a declared stream; the limit is 1024");
+  CHECK(r.message ==
+        "stream 'q' is computed through a chain of 1025 streams from a declared stream; the limit is 1024");
   CHECK(r.loc.line == 2);
 }
 
@@ -167,8 +168,7 @@ TEST_CASE("nested unary minus: 1000 levels compile, 13827 are refused at the fir
   CHECK(r.loc.col == 8 + 2 * 1000 + 1);  // the 1001st "(" of "SELECT -(-(..."
 }
 
-TEST_CASE("a long expression nested deep is refused by the parser as it grows past 16384 tokens",
-          "[limits][nesting]") {
+TEST_CASE("a long expression nested deep is refused by the parser as it grows past 16384 tokens", "[limits][nesting]") {
   const std::string s = decl("s");
   auto rightNested = [](int terms) {
     std::string inner = repeat("s[0]", terms, "+"), e;
@@ -183,8 +183,7 @@ TEST_CASE("a long expression nested deep is refused by the parser as it grows pa
   CHECK(r.loc.col > 1);  // at the operator that makes it too long
 }
 
-TEST_CASE("a window of 262144 compiles; a window over it passes the plan's element limit",
-          "[limits][agse]") {
+TEST_CASE("a window of 262144 compiles; a window over it passes the plan's element limit", "[limits][agse]") {
   const std::string s = decl("s", "a BYTE");
   ir::Plan p = testing::compileText(s + "SELECT * STREAM q FROM s@(1,262144)\n");
   const ir::Query& q = p.get("q");
@@ -270,12 +269,11 @@ TEST_CASE("hash tail in closed form equals the scan over one period", "[limits][
   t.replace(t.find(", 1 FILE"), 8, ", 1/49999 FILE");
   for (int i = 0; i < 2000; ++i) t += "SELECT * STREAM h" + std::to_string(i) + " FROM a#b\n";
   ir::Plan p = testing::compileText(t);
-  CHECK(p.get("h1999").tail == passes::hashTailScan(ir::Rational(1, 49999), 0, ir::Rational(1, 50000), 0,
-                                                    p.get("h1999").interval));
+  CHECK(p.get("h1999").tail ==
+        passes::hashTailScan(ir::Rational(1, 49999), 0, ir::Rational(1, 50000), 0, p.get("h1999").interval));
 }
 
-TEST_CASE("Plan::find: the first entry of an id, after reordering, growth, removal and renaming",
-          "[limits][find]") {
+TEST_CASE("Plan::find: the first entry of an id, after reordering, growth, removal and renaming", "[limits][find]") {
   ir::Plan p;
   for (int i = 0; i < 50; ++i) {
     ir::Query q;

@@ -80,8 +80,8 @@ TEST_CASE("each changed example differs from the unsimplified program", "[simpli
 }
 
 TEST_CASE("simplification never changes the field's type", "[simplify]") {
-  ir::Plan p = testing::compileText(std::string(kSrc) +
-                                    "SELECT s[0]+0, 2*s[0]*3, Sqrt(4), 'a'+1, 1+2.5 STREAM o FROM s\n");
+  ir::Plan p =
+      testing::compileText(std::string(kSrc) + "SELECT s[0]+0, 2*s[0]*3, Sqrt(4), 'a'+1, 1+2.5 STREAM o FROM s\n");
   CHECK(ut::shape(p, "o", 0) == "INTEGER 4x1");
   CHECK(ut::shape(p, "o", 1) == "INTEGER 4x1");
   CHECK(ut::shape(p, "o", 2) == "INTEGER 4x1");
@@ -102,20 +102,21 @@ TEST_CASE("rule conditions are simplified but keep source-relative references", 
 TEST_CASE("the evaluator used for folding", "[simplify][eval]") {
   using ir::Op;
   using ir::Token;
-  auto v = ir::passes::evalConstant({Token(Op::PUSH_VAL, int32_t(6)), Token(Op::PUSH_VAL, int32_t(4)), Token(Op::SUBTRACT)});
+  auto v =
+      ir::passes::evalConstant({Token(Op::PUSH_VAL, int32_t(6)), Token(Op::PUSH_VAL, int32_t(4)), Token(Op::SUBTRACT)});
   REQUIRE(v.has_value());
   CHECK(std::get<int32_t>(*v) == 2);
-  CHECK_FALSE(ir::passes::evalConstant({Token(Op::PUSH_VAL, int32_t(1)), Token(Op::PUSH_VAL, int32_t(0)),
-                                        Token(Op::DIVIDE)})
-                  .has_value());
-  auto b = ir::passes::evalConstant({Token(Op::PUSH_VAL, uint8_t(200)), Token(Op::PUSH_VAL, uint8_t(100)), Token(Op::ADD)});
+  CHECK_FALSE(
+      ir::passes::evalConstant({Token(Op::PUSH_VAL, int32_t(1)), Token(Op::PUSH_VAL, int32_t(0)), Token(Op::DIVIDE)})
+          .has_value());
+  auto b =
+      ir::passes::evalConstant({Token(Op::PUSH_VAL, uint8_t(200)), Token(Op::PUSH_VAL, uint8_t(100)), Token(Op::ADD)});
   REQUIRE(b.has_value());
   CHECK(ir::valueType(*b) == ir::Type::INTEGER);  // BYTE op BYTE computes in INTEGER
   CHECK(std::get<int32_t>(*b) == 300);
 }
 
-TEST_CASE("an own-name reference takes the type of the query's output field (§5.9 leaf rule)",
-          "[simplify]") {
+TEST_CASE("an own-name reference takes the type of the query's output field (§5.9 leaf rule)", "[simplify]") {
   // compiler.md §5.9: "PUSH_ID(q, i) (the query's own name) takes the type of q's *output* field i".
   // Here o_0 = o[0]+0 over a BYTE source is inferred INTEGER, so the INTEGER 0 is neutral and the
   // field becomes a plain read. A read through the source's name (s[0]+0) sees the BYTE field and stays.

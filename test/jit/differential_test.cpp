@@ -63,8 +63,9 @@ struct Gen {
       case 4: return ir::Value(uint8_t(rng()));
       default: {
         if (pick(3) == 0) {  // near the bounds: results round
-          static const int64_t edge[][2] = {{2147483647, 1}, {-2147483647, 1}, {1, 2147483647}, {-1, 2147483646},
-                                            {2147483646, 2147483647}, {46341, 46340}, {1000003, 999983}};
+          static const int64_t edge[][2] = {{2147483647, 1},  {-2147483647, 1},         {1, 2147483647},
+                                            {-1, 2147483646}, {2147483646, 2147483647}, {46341, 46340},
+                                            {1000003, 999983}};
           auto& e = edge[pick(7)];
           return ir::Value(ir::Rational(e[0], e[1]));
         }
@@ -92,8 +93,8 @@ struct Gen {
         return;
       }
       case 3: {
-        static const Op ops[] = {Op::CMP_EQUAL, Op::CMP_NOT_EQUAL, Op::CMP_LT, Op::CMP_GT, Op::CMP_LE, Op::CMP_GE,
-                                 Op::AND, Op::OR};
+        static const Op ops[] = {Op::CMP_EQUAL, Op::CMP_NOT_EQUAL, Op::CMP_LT, Op::CMP_GT,
+                                 Op::CMP_LE,    Op::CMP_GE,        Op::AND,    Op::OR};
         expr(p, depth - 1);
         expr(p, depth - 1);
         p.push_back(Token(ops[pick(8)]));
@@ -202,7 +203,12 @@ TEST_CASE("JIT and VM write identical bytes for random programs", "[jit][differe
     }
     std::vector<jit::Request> reqs;
     for (size_t i = 0; i < cases.size(); ++i)
-      reqs.push_back({"diff_" + std::to_string(base) + "_" + std::to_string(i), &cases[i].prog, &cases[i].in, &cases[i].out, false, {}});
+      reqs.push_back({"diff_" + std::to_string(base) + "_" + std::to_string(i),
+                      &cases[i].prog,
+                      &cases[i].in,
+                      &cases[i].out,
+                      false,
+                      {}});
     auto res = j->compile("batch" + std::to_string(base), reqs);
     vm::Machine m;
     for (size_t i = 0; i < cases.size(); ++i) {

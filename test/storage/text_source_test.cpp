@@ -1,9 +1,9 @@
 // TEXTFILE numbers: what each token of a text source reads as (storage/source.cpp).
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 #include <fstream>
 #include <string>
 

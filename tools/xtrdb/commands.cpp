@@ -291,10 +291,9 @@ Session::Outcome Session::cmdList(const std::string& name) {
 }
 
 Session::Outcome Session::cmdAppend(const std::string&) {
-  if (declared_)
-    throw Fatal("storage::write: append to '" + paths_.data() + "' failed (declared source is read-only)");
+  if (declared_) throw Fatal("storage::write: append to '" + paths_.data() + "' failed (declared source is read-only)");
   fam_.append(payload_.data.data(), bitmap(payload_.nulls));
-  fam_.flush();              // an inspector writes through: the next command may read the files directly
+  fam_.flush();             // an inspector writes through: the next command may read the files directly
   metaTailHidden_ = false;  // the flush wrote the last run back
   status_ = Status::stored;
   return Outcome::ok;
@@ -393,7 +392,8 @@ Session::Outcome Session::cmdMetaRaw(const std::string&) {
   if (!listedMeta(path, view)) return Outcome::quiet;
   const int N = int(desc_.entries.size());
   const uint64_t E = uint64_t(storage::metaEntrySize(N)), size = view.size;
-  if (size < 8 || (size - 8) % E != 0) std::cout << c_.yellow << "warning: unexpected meta payload alignment\n" << c_.reset;
+  if (size < 8 || (size - 8) % E != 0)
+    std::cout << c_.yellow << "warning: unexpected meta payload alignment\n" << c_.reset;
   std::cout << c_.blue << "meta raw: " << path << "\n" << c_.reset;
   std::cout << "header size: 8\n";
   std::cout << "entry size: " << E << "\n";

@@ -9,8 +9,8 @@
 namespace xtrdb {
 
 constexpr int kExitOk = 0;
-constexpr int kExitFatal = 1;           // a FATAL: error, a descriptor syntax error
-constexpr int kExitEngineRunning = 1;   // the default xretractor instance holds its lock
+constexpr int kExitFatal = 1;          // a FATAL: error, a descriptor syntax error
+constexpr int kExitEngineRunning = 1;  // the default xretractor instance holds its lock
 
 // A `FATAL:` error: printed by main, exit status kExitFatal.
 struct Fatal : std::runtime_error {

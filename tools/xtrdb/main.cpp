@@ -1,11 +1,11 @@
 // xtrdb: inspect and edit the artifacts of one stream (.desc, data, .meta,
 // shadow files) from a token-driven command loop, or draw the storage map
 // of a stream with `-s base`. Specification: tools.md §3, storage.md.
-#include <CLI/CLI.hpp>
 #include <fcntl.h>
 #include <fmt/core.h>
 #include <sys/file.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <filesystem>
@@ -16,8 +16,8 @@
 
 #include "build_config.h"
 #include "common.hpp"
-#include "tools/log.hpp"
 #include "session.hpp"
+#include "tools/log.hpp"
 
 namespace xtrdb {
 
@@ -54,11 +54,12 @@ bool engineRunning() {
 
 void printHelp(const std::string& argv0) {
   fmt::print("{} - data accessing tool.\n\nUsage: {} [option]\n\n", argv0, argv0);
-  fmt::print("Allowed options:\n"
-             "  -h [ --help ]              produce help message\n"
-             "  -s [ --storagemap ] arg    show storage structure for specified file\n"
-             "  -n [ --noprompt ]          suppress prompt and ok output\n"
-             "  noprompt                   same as -n (legacy)\n\n");
+  fmt::print(
+      "Allowed options:\n"
+      "  -h [ --help ]              produce help message\n"
+      "  -s [ --storagemap ] arg    show storage structure for specified file\n"
+      "  -n [ --noprompt ]          suppress prompt and ok output\n"
+      "  noprompt                   same as -n (legacy)\n\n");
   fmt::print("retractor {} (C++20, meson)\nLog: {}\nLicense: MIT. This program comes with ABSOLUTELY NO WARRANTY.\n",
              RDB_VERSION, tmpPath("xtrdb.log"));
 }

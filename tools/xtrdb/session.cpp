@@ -75,7 +75,8 @@ void Session::closeStore() {
   source_.reset();
   // Disposable: the family minus `.shadow` and segments (storage.md §10).
   // A declared source keeps its external data file.
-  if (disposable_) paths_.remove(storage::kDesc | (declared_ ? 0 : storage::kData | storage::kMeta | storage::kMetaShadow));
+  if (disposable_)
+    paths_.remove(storage::kDesc | (declared_ ? 0 : storage::kData | storage::kMeta | storage::kMetaShadow));
   open_ = false;
 }
 

@@ -186,7 +186,8 @@ std::string bar(const std::vector<MetaFileEntry>& entries, const std::vector<siz
   for (size_t i = 0; i < entries.size(); ++i) {
     const int inner = w[i] - 2;
     const char fill = fillOf(entries[i], dataIdx);
-    const std::string lbl = entries[i].gap ? "gap:" + std::to_string(entries[i].count) : std::to_string(entries[i].count);
+    const std::string lbl =
+        entries[i].gap ? "gap:" + std::to_string(entries[i].count) : std::to_string(entries[i].count);
     out += '[';
     if (int(lbl.size()) >= inner) {
       out += lbl.substr(0, size_t(std::max(inner, 0)));
