@@ -19,9 +19,7 @@ void Engine::Impl::openArtifacts(Stream& s) {
       return;
     }
     // A run starts every computed stream empty (the whole family goes) unless it rotates.
-    auto family = storage::startFamily(paths, d, s.out.recordSize, rotation < 0);
-    s.store = std::move(family.store);
-    s.meta = std::move(family.meta);
+    s.files = storage::startFamily(paths, d, s.out.recordSize, rotation < 0);
     s.metaBits = int(d.entries.size());
     s.bitmap.assign(size_t((s.metaBits + 7) / 8), 0);
     s.zeroBitmap = s.bitmap;
@@ -39,31 +37,31 @@ std::string Engine::Impl::closeArtifacts(Stream& s, int rotation) {
   auto note = [&](const std::exception& e) {
     if (err.empty()) err = "stream " + s.q->id + ": " + e.what();
   };
-  if (!s.store && s.meta) {
+  if (!s.files.store && s.files.meta) {
     try {
-      s.meta->flush(durable(s));
+      s.files.meta->flush(durable(s));
     } catch (const std::exception& e) {
       note(e);
     }
   }
-  if (s.store) {
+  if (s.files.store) {
     try {
-      s.store->flush();
+      s.files.store->flush();
     } catch (const std::exception& e) {
       note(e);
     }
     try {
-      if (s.meta) s.meta->flush(s.store->durable());
+      if (s.files.meta) s.files.meta->flush(s.files.store->durable());
     } catch (const std::exception& e) {
       note(e);
     }
     try {
-      s.store->close(rotation);
+      s.files.store->close(rotation);
     } catch (const std::exception& e) {
       note(e);
     }
   }
-  s.meta.reset();
+  s.files.meta.reset();
   return err;
 }
 

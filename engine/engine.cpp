@@ -155,7 +155,7 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
     computed.push_back(&s);
   }
   openArtifacts(s);
-  if (!s.declared && s.q->isVolatile) s.store.reset();  // a VOLATILE stream's records live in its ring only
+  if (!s.declared && s.q->isVolatile) s.files.store.reset();  // a VOLATILE stream's records live in its ring only
 }
 
 bool Engine::backgroundAbandoned() const { return impl_->abandonedCompile; }

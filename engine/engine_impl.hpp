@@ -131,6 +131,6 @@ struct Engine::Impl {
 // The least common multiple of two tick units; throws when it is too fine.
 int64_t lcm64(int64_t a, int64_t b);
 // Records the data file holds (a VOLATILE stream: every record, it has no file).
-inline uint64_t durable(const Stream& s) { return s.store ? s.store->durable() : uint64_t(s.hist.count); }
+inline uint64_t durable(const Stream& s) { return s.files.store ? s.files.store->durable() : uint64_t(s.hist.count); }
 
 }  // namespace engine

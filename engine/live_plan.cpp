@@ -16,7 +16,7 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
   st.interval = q.interval;
   st.declared = s.declared;
   st.generated = q.isGenerated();
-  st.records = s.declared || !s.store ? s.hist.count : int64_t(s.store->count());
+  st.records = s.declared || !s.files.store ? s.hist.count : int64_t(s.files.store->count());
   st.bytes = s.declared ? -1 : st.records * s.out.recordSize;
   auto it = caps.find(q.id);
   st.capacity = it == caps.end() ? 1 : it->second;

@@ -182,8 +182,8 @@ struct Run {
     for (auto* s : m.computed) {
       if (!s->wrote) continue;
       try {
-        if (s->store && !m.opt.noClock) s->store->flush();
-        s->meta->flush(durable(*s));
+        if (s->files.store && !m.opt.noClock) s->files.store->flush();
+        s->files.meta->flush(durable(*s));
       } catch (const storage::StorageError& e) {
         throw EngineError("stream " + s->q->id + ": " + e.what());
       }

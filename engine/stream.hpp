@@ -13,6 +13,7 @@
 #include "engine/rules.hpp"
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
+#include "storage/artifacts.hpp"
 #include "storage/source.hpp"
 #include "storage/store.hpp"
 
@@ -72,8 +73,8 @@ struct Stream {
   // the reducer folds the producer's elements and keeps the window's index.
   Stream* fusedInto = nullptr;    // set on the window
   Stream* fusedWindow = nullptr;  // set on the reducer
-  std::unique_ptr<storage::Store> store;
-  std::unique_ptr<storage::MetaIndex> meta;
+  // stored artifacts: data store and NULL index (a VOLATILE stream has no store)
+  storage::FamilyStores files;
   int metaBits = 0;
   std::vector<uint8_t> bitmap, zeroBitmap;
   std::unique_ptr<StreamRules> rules;

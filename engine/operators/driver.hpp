@@ -41,7 +41,7 @@ inline void appendNullBits(Stream& s, const uint8_t* nl) {
       const int f = s.out.elems[e].field;
       s.bitmap[size_t(f / 8)] |= uint8_t(1u << (f % 8));
     }
-  s.meta->append(s.bitmap);
+  s.files.meta->append(s.bitmap);
 }
 
 // Rules, NULL index and store for the records of one run, in order (runs of
@@ -50,8 +50,8 @@ inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, con
   const int rec = s.out.recordSize;
   const size_t ne = s.out.elems.size();
   if (!s.rules && (ne == 0 || !memchr(outNull, 1, size_t(k) * ne))) {  // nothing NULL in the run
-    s.meta->appendPresent(uint64_t(k));
-    if (s.store) s.store->appendMany(out, size_t(k), size_t(rec));
+    s.files.meta->appendPresent(uint64_t(k));
+    if (s.files.store) s.files.store->appendMany(out, size_t(k), size_t(rec));
     return;
   }
   uint64_t present = 0;  // records without NULL not yet in the index
@@ -69,13 +69,13 @@ inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, con
     if (ne == 0 || !memchr(nl, 1, ne)) {
       ++present;
     } else {
-      s.meta->appendPresent(present);
+      s.files.meta->appendPresent(present);
       present = 0;
       appendNullBits(s, nl);
     }
   }
-  s.meta->appendPresent(present);
-  if (s.store) s.store->appendMany(out, size_t(k), size_t(rec));
+  s.files.meta->appendPresent(present);
+  if (s.files.store) s.files.store->appendMany(out, size_t(k), size_t(rec));
 }
 
 template <class Op>

@@ -144,10 +144,10 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
           r.valid = false;
         }
         if (r.valid && r.nulls == 0) {
-          s.meta->appendPresent(1);
+          s.files.meta->appendPresent(1);
         } else {
           windowBitmap(s, w, n, j);
-          s.meta->append(s.bitmap);
+          s.files.meta->append(s.bitmap);
         }
         s.hist.commit();
         ++s.wrote;
