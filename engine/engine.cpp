@@ -120,21 +120,7 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
   blockSlots = std::max(1, std::min<int>(blockSlots, int(kBlockBytes / std::max(1, s.out.recordSize))));
   s.vis.assign(size_t(blockSlots), 0);
   if (s.declared) {
-    s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, blockSlots, 0);
-    const auto format = q.sourceKind == ir::SourceKind::TEXTSOURCE ? storage::SourceFormat::TEXT
-                        : q.sourceKind == ir::SourceKind::DEVICE   ? storage::SourceFormat::DEVICE
-                                                                   : storage::SourceFormat::BINARY;
-    storage::SourceOptions so;
-    so.oneShot = q.isOneShot || opt.untilEof;
-    so.untilEof = opt.untilEof;
-    so.noClock = opt.noClock;
-    try {
-      s.source = storage::openSource(format, q.filename, s.out, so);
-    } catch (const storage::SourceError& e) {
-      throw EngineError("stream " + q.id + ": " + e.what());
-    }
-    declared.push_back(&s);
-    liveSource = liveSource || format == storage::SourceFormat::DEVICE;
+    setupSource(s, cap);
   } else {
     if (s.srcs.empty())  // prepare() fills them for the plan's streams; ad hoc ones get them here
       for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);

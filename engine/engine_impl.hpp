@@ -1,6 +1,7 @@
 // The engine's private state (Engine::Impl), shared by the files that make
 // up the engine, each with one job:
 //   engine.cpp     set-up of the plan's streams, shutdown
+//   sources.cpp    declared streams: their sources and the reads of a block
 //   artifacts.cpp  each stream's stored files (through storage/)
 //   native.cpp     JIT compiles and switching streams to native code
 //   scheduler.cpp  the slot clock, blocks of slots, the run loop
@@ -105,6 +106,7 @@ struct Engine::Impl {
   // JIT worker, the streams run on the VM until adoptCompiled() switches them.
   void compileNative(const std::vector<Stream*>& which, const std::string& unit, bool background = false);
   void setupStream(Stream& s, const ir::Plan& p);
+  void setupSource(Stream& s, int64_t cap);
 
   std::string closeArtifacts(Stream& s, int rotation);
   void nextRotation();  // the rotation counter: past every archive on disk
