@@ -141,8 +141,11 @@ Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand) {
   try {
     setupStream(ref, cand);
   } catch (...) {
-    streams.pop_back();
     if (!computed.empty() && computed.back() == &ref) computed.pop_back();
+    if (ref.files.meta) closeArtifacts(ref, -1);
+    plan.maxCapacity.erase(q.id);
+    blockRecordBytes -= ref.out.recordSize + int64_t(ref.out.elems.size());
+    streams.pop_back();
     throw;
   }
   ref.joinAt = now + 1;
@@ -154,16 +157,35 @@ Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand) {
   return ref;
 }
 
+// Takes back the streams one admit() set up before a later one failed: they
+// are the newest entries of the plan, read by nothing else; their intervals
+// added to the clock go too. Their files stay on disk, as removeStream's do.
+void Engine::Impl::withdraw(const std::vector<Stream*>& added, size_t ticksBefore) {
+  for (auto it = added.rbegin(); it != added.rend(); ++it) {
+    Stream& s = **it;
+    closeArtifacts(s, -1);
+    plan.maxCapacity.erase(s.q->id);
+    computed.erase(std::remove(computed.begin(), computed.end(), &s), computed.end());
+    blockRecordBytes -= s.out.recordSize + int64_t(s.out.elems.size());
+    streams.pop_back();  // &s: instantiate() appended them in this order
+  }
+  ticks.resize(ticksBefore);
+  counters.resize(ticksBefore);
+  tickDue.resize(ticksBefore);
+}
+
 Admission Engine::admit(const ir::Plan& cand) {
   Impl& m = *impl_;
   std::vector<const ir::Query*> fresh;
   if (std::string id = m.changedStream(cand, fresh); !id.empty()) return {Admission::Result::CHANGES_RUNNING, id};
   m.refineTicks(fresh);
+  const size_t ticksBefore = m.ticks.size();
   std::vector<Stream*> added;
   for (auto* q : fresh) {
     try {
       added.push_back(&m.instantiate(*q, cand));
     } catch (const std::exception& e) {
+      m.withdraw(added, ticksBefore);  // all of the statement's streams, or none
       return {Admission::Result::SET_UP_FAILED, e.what()};
     }
   }

@@ -1001,3 +1001,20 @@ TEST_CASE("live engine: an engine that cannot keep up with its clock still serve
   CHECK(rc == 0);
   if (rc != -1) e.pid = -1;  // still running: the destructor stops it
 }
+
+TEST_CASE("live engine: an import whose last stream cannot be set up leaves no stream of it behind", "[ipc][live]") {
+  LiveEngine e;
+  // The statement's substrates (the two shifts) set up first; its own stream
+  // then fails: a directory stands where its descriptor is written.
+  fs::create_directories(e.dir / "hh.desc.tmp" / "x");
+  Result bad = e.xqry("-a \"SELECT hh[0] + hh[1] STREAM hh FROM (c > 3) + (s > 2)\"");
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("Compile chain failed:") != std::string::npos);
+  CHECK(e.streamNames() == std::vector<std::string>{"c", "s"});
+  // The same substrates come back with the next import that needs them.
+  Result ok = e.xqry("-a \"SELECT ii[0] + ii[1] STREAM ii FROM (c > 3) + (s > 2)\"");
+  CHECK(ok.rc == 0);
+  const auto names = e.streamNames();
+  CHECK(std::find(names.begin(), names.end(), "ii") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "hh") == names.end());
+}
