@@ -109,6 +109,19 @@ std::optional<Value> binary(Op op, const Value& l, const Value& r) {
   return std::nullopt;
 }
 
+// -a as the VM negates (not 0 - a): FLOAT and DOUBLE keep the sign of zero,
+// BYTE and UINT complement their bits, INTEGER wraps.
+std::optional<Value> negate(const Value& a) {
+  switch (valueType(a)) {
+    case Type::BYTE: return Value(ir::val::neg(std::get<uint8_t>(a)));
+    case Type::INTEGER: return Value(ir::val::neg(std::get<int32_t>(a)));
+    case Type::UINT: return Value(ir::val::neg(std::get<uint32_t>(a)));
+    case Type::FLOAT: return Value(ir::val::neg(std::get<float>(a)));
+    case Type::DOUBLE: return Value(ir::val::neg(std::get<double>(a)));
+    default: return std::nullopt;
+  }
+}
+
 // A call folded by its row's folding rule.
 std::optional<Value> call(const std::string& name, const Value& a) {
   auto fn = findFunction(name);
@@ -159,7 +172,7 @@ std::optional<Value> evalConstant(const Program& prog) {
         if (st.empty()) return std::nullopt;
         Value a = st.back();
         st.pop_back();
-        auto v = binary(Op::SUBTRACT, Value(int32_t(0)), a);
+        auto v = negate(a);
         if (!v) return std::nullopt;
         st.push_back(*v);
         break;

@@ -62,7 +62,12 @@ struct Node {
   std::optional<Tail> tail;
 };
 
-bool isExactInt(Type t) { return t == Type::BYTE || t == Type::INTEGER || t == Type::UINT || t == Type::RATIONAL; }
+// Types whose + - * are associative (integers wrap): constant tails may be merged.
+// RATIONAL is not among them: its results saturate and round to the nearest
+// representable fraction, so (x + c1) + c2 and x + (c1 + c2) can differ.
+bool isAssociative(Type t) { return t == Type::BYTE || t == Type::INTEGER || t == Type::UINT; }
+// Types in which x + 0, x - 0, x * 1 and x / 1 are exactly x.
+bool hasExactNeutral(Type t) { return isAssociative(t) || t == Type::RATIONAL; }
 
 Node constNode(Arena& ar, const Value& v) {
   Node n;
@@ -91,7 +96,7 @@ std::optional<Node> reassociate(Arena& ar, const Node& n, Op op2, const Value& c
   if (!n.tail || !n.tail->baseType) return std::nullopt;
   const Tail& t = *n.tail;
   Type T = *t.baseType, t1 = valueType(t.c), t2 = valueType(c2);
-  bool ints = isExactInt(T) && isExactInt(t1) && isExactInt(t2);
+  bool ints = isAssociative(T) && isAssociative(t1) && isAssociative(t2);
   bool strings = T == Type::STRING && t1 == Type::STRING && t2 == Type::STRING && !t.constOnLeft && t.op == Op::ADD &&
                  op2 == Op::ADD;
   if (!ints && !strings) return std::nullopt;
@@ -116,7 +121,7 @@ std::optional<Node> reassociate(Arena& ar, const Node& n, Op op2, const Value& c
 
 // Rule C: x+0, x-0, x*1, x/1 over an exact type equal to the constant's.
 std::optional<Node> neutral(const Node& n, Op op, const Value& c) {
-  if (!n.type || !isExactInt(*n.type) || valueType(c) != *n.type) return std::nullopt;
+  if (!n.type || !hasExactNeutral(*n.type) || valueType(c) != *n.type) return std::nullopt;
   if ((op == Op::ADD || op == Op::SUBTRACT) && isZeroOrOne(c, 0)) return n;
   if ((op == Op::MULTIPLY || op == Op::DIVIDE) && isZeroOrOne(c, 1)) return n;
   return std::nullopt;
@@ -138,14 +143,15 @@ std::optional<Type> callType(const std::string& name, std::optional<Type> arg) {
 struct Simplifier {
   const Query& q;
   FlatIndex& flat;
+  InputView& input;  // q's input record: what the VM reads for q's own name
 
   std::optional<Type> idType(const IdxPair& ref) const {
-    // The stream's own name takes the type of its output field i (compatible rule).
+    // The stream's own name reads element i of its input record (its FROM
+    // result), as the VM and shape inference do; not its output field i.
     if (ref.first == q.id) {
-      if (ref.second < 0 || ref.second >= int(q.schema.size())) return std::nullopt;
-      Type t = q.schema[size_t(ref.second)].type;
-      if (t > Type::NULLT) return std::nullopt;
-      return t;
+      auto f = input.slot(ref.second);
+      if (!f || f->type > Type::NULLT) return std::nullopt;
+      return f->type;
     }
     const Query* s = flat.plan().find(ref.first);
     if (!s) return std::nullopt;
@@ -266,7 +272,8 @@ void simplifyFieldExpressions(Plan& p) {
   FlatIndex flat(p);  // the simplifier changes programs only, never shapes
   for (auto& q : p.queries) {
     if (q.isDirective()) continue;
-    Simplifier s{q, flat};
+    InputView input(flat, q);
+    Simplifier s{q, flat, input};
     for (auto& f : q.schema)
       if (auto prog = s.run(f.program)) f.program = std::move(*prog);
     for (auto& r : q.rules)

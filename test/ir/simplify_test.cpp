@@ -1,5 +1,7 @@
 // simplifyFieldExpressions: constant folding, reassociation of exact constant
 // tails and neutral elements (compiler.md §5.9, examples at its end).
+#include <cmath>
+
 #include "../unit_helpers.hpp"
 
 namespace {
@@ -116,16 +118,39 @@ TEST_CASE("the evaluator used for folding", "[simplify][eval]") {
   CHECK(std::get<int32_t>(*b) == 300);
 }
 
-TEST_CASE("an own-name reference takes the type of the query's output field (§5.9 leaf rule)", "[simplify]") {
-  // compiler.md §5.9: "PUSH_ID(q, i) (the query's own name) takes the type of q's *output* field i".
-  // Here o_0 = o[0]+0 over a BYTE source is inferred INTEGER, so the INTEGER 0 is neutral and the
-  // field becomes a plain read. A read through the source's name (s[0]+0) sees the BYTE field and stays.
+TEST_CASE("an own-name reference is typed by the input element it reads, as the VM reads it", "[simplify]") {
+  // o[0] reads element 0 of o's FROM result (BYTE here), not o's output field 0
+  // (INTEGER): the INTEGER 0 is no neutral element of a BYTE and the sum stays.
   ir::Plan p = testing::compileText(
       "DECLARE y BYTE STREAM s, 1 FILE 's.dat'\n"
       "SELECT o[0]+0, s[0]+0 STREAM o FROM s\n");
   CHECK(ut::shape(p, "o", 0) == "INTEGER 4x1");
+  CHECK(ut::field(p, "o", 0) == "PUSH_ID(o[0]) PUSH_VAL(0) ADD");
   CHECK(ut::field(p, "o", 1) == "PUSH_ID(o[0]) PUSH_VAL(0) ADD");
-  CHECK(ut::field(p, "o", 0) == "PUSH_ID(o[0])");
+  // A DOUBLE element behind an INTEGER output field: (d + 1) - 1 is not d in double.
+  ir::Plan q = testing::compileText(
+      "DECLARE x INTEGER, d DOUBLE STREAM s, 1 FILE 's.dat'\n"
+      "SELECT o[1] + 1 - 1, 0 STREAM o FROM s\n");
+  CHECK(ut::field(q, "o", 0) == "PUSH_ID(o[1]) PUSH_VAL(1) ADD PUSH_VAL(1) SUBTRACT");
+}
+
+TEST_CASE("RATIONAL constant tails are not merged (RATIONAL saturates and rounds)", "[simplify]") {
+  // 5/1 + 2147483647 saturates to 2147483647/1; - 2147483647 then gives 0, not 5.
+  ir::Plan p = testing::compileText(
+      "DECLARE x INTEGER STREAM s, 1 FILE 's.dat'\n"
+      "SELECT * STREAM a FROM s.avg\n"
+      "SELECT a[0] + 2147483647 - 2147483647 STREAM o FROM a\n");
+  CHECK(ut::field(p, "o", 0) == "PUSH_ID(o[0]) PUSH_VAL(2147483647) ADD PUSH_VAL(2147483647) SUBTRACT");
+}
+
+TEST_CASE("a folded negation is the VM's: -(0.0) keeps the sign of zero", "[simplify]") {
+  ir::Plan p = testing::compileText(std::string(kSrc) + "SELECT -(0.0), -to_double(0) STREAM o FROM s\n");
+  const ir::Query* o = p.find("o");
+  REQUIRE(o);
+  REQUIRE(o->schema[0].program.size() == 1);
+  REQUIRE(o->schema[1].program.size() == 1);
+  CHECK(std::signbit(std::get<float>(o->schema[0].program[0].v)));
+  CHECK(std::signbit(std::get<double>(o->schema[1].program[0].v)));
 }
 
 TEST_CASE("sin and cos are DOUBLE to the simplifier too: sin(x)+1+2 is not reassociated", "[simplify]") {
