@@ -71,17 +71,7 @@ TEST_CASE("every operator matches its formula on random intervals", "[engine][pr
       while (!(dA < r));
       from = std::string("A") + op + std::to_string(r.num) + "/" + std::to_string(r.den);
     }
-    auto rat = [](Rational x) { return std::to_string(x.num) + "/" + std::to_string(x.den); };
-    const std::string query =
-        "STORAGE '.'\n"
-        "DECLARE x INTEGER STREAM A, " +
-        rat(dA) +
-        " TEXTFILE 'a.txt'\n"
-        "DECLARE y INTEGER STREAM B, " +
-        rat(dB) +
-        " TEXTFILE 'b.txt'\n"
-        "SELECT * STREAM out FROM " +
-        from + "\n";
+    const std::string query = testing::twoSourceQuery(dA, dB, from);
     INFO("query: " << query);
     ir::Plan plan = ir::compile(rql::parseText(query), ir::defaultOptions());
     const ir::Query& out = plan.get("out");

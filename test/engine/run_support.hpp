@@ -15,6 +15,15 @@
 
 namespace testing {
 
+// Two INTEGER text sources A (a.txt) and B (b.txt) of intervals dA and dB, and
+// `SELECT * STREAM out FROM <from>`, stored in the working directory.
+template <class R>
+std::string twoSourceQuery(const R& dA, const R& dB, const std::string& from) {
+  auto rat = [](const R& x) { return std::to_string(x.num) + "/" + std::to_string(x.den); };
+  return "STORAGE '.'\nDECLARE x INTEGER STREAM A, " + rat(dA) + " TEXTFILE 'a.txt'\nDECLARE y INTEGER STREAM B, " +
+         rat(dB) + " TEXTFILE 'b.txt'\nSELECT * STREAM out FROM " + from + "\n";
+}
+
 struct RunDir {
   std::filesystem::path dir;
   RunDir() {

@@ -181,17 +181,7 @@ TEST_CASE("a source reached by two paths keeps every field's own operand", "[eng
       tree = gen(rng, 1 + int(rng() % 3), dA, dB);
       if (tree->kind != Node::ADD || (tree->leaves("A") < 2 && tree->leaves("B") < 2)) continue;
     }
-    auto rat = [](Rational x) { return std::to_string(x.num) + "/" + std::to_string(x.den); };
-    const std::string query =
-        "STORAGE '.'\n"
-        "DECLARE x INTEGER STREAM A, " +
-        rat(dA) +
-        " TEXTFILE 'a.txt'\n"
-        "DECLARE y INTEGER STREAM B, " +
-        rat(dB) +
-        " TEXTFILE 'b.txt'\n"
-        "SELECT * STREAM out FROM " +
-        tree->text() + "\n";
+    const std::string query = testing::twoSourceQuery(dA, dB, tree->text());
     INFO("query: " << query);
     ir::Plan plan;
     try {
