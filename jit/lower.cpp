@@ -225,30 +225,28 @@ struct Lowering {
     f(a, b, r);
     st.push_back(r);
   }
+  // b op a: RATIONAL through its runtime helper, floats and integers inline
+  // (integers wrap: plain two's-complement instructions).
+  template <class T>
+  void arith(const char* ratHelper, llvm::Instruction::BinaryOps floatOp, llvm::Instruction::BinaryOps intOp) {
+    if constexpr (std::is_same_v<T, RAT>)
+      binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall(ratHelper, a, b), r); });
+    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>)
+      binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateBinOp(floatOp, a.v, b.v); });
+    else binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateBinOp(intOp, a.v, b.v); });
+  }
   template <class T>
   void ADD(const vm::Instr&) {
     if constexpr (std::is_same_v<T, STR>) throw Unsupported("string concatenation");
-    else if constexpr (std::is_same_v<T, RAT>)
-      binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall("rdb_rat_add", a, b), r); });
-    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>)
-      binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateFAdd(a.v, b.v); });
-    else binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateAdd(a.v, b.v); });
+    else arith<T>("rdb_rat_add", llvm::Instruction::FAdd, llvm::Instruction::Add);
   }
   template <class T>
   void SUB(const vm::Instr&) {
-    if constexpr (std::is_same_v<T, RAT>)
-      binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall("rdb_rat_sub", a, b), r); });
-    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>)
-      binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateFSub(a.v, b.v); });
-    else binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateSub(a.v, b.v); });
+    arith<T>("rdb_rat_sub", llvm::Instruction::FSub, llvm::Instruction::Sub);
   }
   template <class T>
   void MUL(const vm::Instr&) {
-    if constexpr (std::is_same_v<T, RAT>)
-      binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall("rdb_rat_mul", a, b), r); });
-    else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>)
-      binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateFMul(a.v, b.v); });
-    else binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateMul(a.v, b.v); });
+    arith<T>("rdb_rat_mul", llvm::Instruction::FMul, llvm::Instruction::Mul);
   }
   template <class T>
   void DIV(const vm::Instr&) {
