@@ -143,9 +143,18 @@ std::optional<Type> callType(const std::string& name, std::optional<Type> arg) {
 struct Simplifier {
   const Query& q;
   FlatIndex& flat;
-  InputView& input;  // q's input record: what the VM reads for q's own name
+  InputView& input;        // q's input record: what the VM reads for q's own name
+  bool condition = false;  // a rule condition: every reference reads q's output record
 
   std::optional<Type> idType(const IdxPair& ref) const {
+    // A rule sees the record q wrote: element k is output field k, whatever
+    // stream the reference names (vm::lowerCondition reads them so).
+    if (condition) {
+      if (ref.second < 0 || ref.second >= int(q.schema.size())) return std::nullopt;
+      const Type t = q.schema[size_t(ref.second)].type;
+      if (t > Type::NULLT) return std::nullopt;
+      return t;
+    }
     // The stream's own name reads element i of its input record (its FROM
     // result), as the VM and shape inference do; not its output field i.
     if (ref.first == q.id) {
@@ -276,8 +285,9 @@ void simplifyFieldExpressions(Plan& p) {
     Simplifier s{q, flat, input};
     for (auto& f : q.schema)
       if (auto prog = s.run(f.program)) f.program = std::move(*prog);
+    Simplifier rule{q, flat, input, true};
     for (auto& r : q.rules)
-      if (auto prog = s.run(r.condition)) r.condition = std::move(*prog);
+      if (auto prog = rule.run(r.condition)) r.condition = std::move(*prog);
   }
 }
 

@@ -171,3 +171,21 @@ TEST_CASE("a folded FLOAT operation is done in float, as the VM does it", "[simp
   REQUIRE(o->schema[0].program.size() == 1);
   CHECK(std::get<float>(o->schema[0].program[0].v) == 16777216.0f);
 }
+
+TEST_CASE("a rule condition is typed by the record the rule sees: the stream's output", "[simplify][rule]") {
+  // o = (d DOUBLE, x INTEGER): in the rule o[0] is the DOUBLE, so (o[0] + 1000000) - 1000000
+  // is not o[0] (0.1 comes back as 0.09999999997671694) and nothing may be folded; the same
+  // for s[0], which a rule also reads from o's record.
+  ir::Plan p = testing::compileText(
+      "DECLARE x INTEGER, d DOUBLE STREAM s, 1 FILE 's.dat'\n"
+      "SELECT s[1], s[0] STREAM o FROM s\n"
+      "RULE r ON o WHEN o[0] + 1000000 - 1000000 != o[0] DO DUMP 0 TO 1\n"
+      "RULE r2 ON o WHEN s[0] + 1000000 - 1000000 != s[0] DO DUMP 0 TO 1\n");
+  const ir::Query* o = p.find("o");
+  REQUIRE(o);
+  REQUIRE(o->rules.size() == 2);
+  CHECK(ut::str(o->rules[0].condition) ==
+        "PUSH_ID(o[0]) PUSH_VAL(1000000) ADD PUSH_VAL(1000000) SUBTRACT PUSH_ID(o[0]) CMP_NOT_EQUAL");
+  CHECK(ut::str(o->rules[1].condition) ==
+        "PUSH_ID(s[0]) PUSH_VAL(1000000) ADD PUSH_VAL(1000000) SUBTRACT PUSH_ID(s[0]) CMP_NOT_EQUAL");
+}
