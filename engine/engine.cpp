@@ -126,7 +126,11 @@ void Engine::Impl::setupStream(Stream& s, const ir::Plan& p) {
       for (auto& d : q.dependencies()) s.srcs.push_back(S(d).index);
     s.in = ir::Layout::of(ir::passes::inputRecord(p, q));
     if (!q.rules.empty()) {
-      s.rules = std::make_unique<StreamRules>(q, s.out, storageDir, &commands);
+      try {
+        s.rules = std::make_unique<StreamRules>(q, s.out, storageDir, &commands);
+      } catch (const ir::CompileError& e) {  // the compiler refuses what lowering cannot take; never abort
+        throw EngineError("stream " + q.id + ": " + e.what());
+      }
       cap = std::max<int64_t>(cap, ir::historyRing(s.rules->historyNeeded() + 2));
     }
     s.hist.init(s.out.recordSize, int(s.out.elems.size()), cap, blockSlots, q.origin);

@@ -208,9 +208,25 @@ void validateDirectives(const Plan& p) {
   }
 }
 
+// A rule reads the record its stream wrote: element k of every reference in
+// its condition is output field k, which must exist.
+static void checkRuleReferences(const Query& q) {
+  for (auto& r : q.rules)
+    for (auto& t : r.condition) {
+      if (t.op != Op::PUSH_ID) continue;
+      const auto& [name, k] = std::get<IdxPair>(t.v);
+      if (k >= 0 && k < int(q.schema.size())) continue;
+      throw CompileError("rule '" + r.name + "': " + name + "[" + std::to_string(k) + "] is outside the record of '" +
+                             q.id + "' (" + std::to_string(q.schema.size()) + " field" +
+                             (q.schema.size() == 1 ? "" : "s") + "), which the rule reads",
+                         r.loc);
+    }
+}
+
 void validateConstraints(const Plan& p) {
   FlatIndex flat(p);
   for (auto& q : p.queries) {
+    checkRuleReferences(q);
     if (q.program.empty()) continue;
     Args a = getArgs(q.program);
     switch (a.op.op) {
