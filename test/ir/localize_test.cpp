@@ -119,10 +119,15 @@ TEST_CASE("rule conditions are not localized", "[localize][rules]") {
   ir::Plan p = testing::compileText(std::string(kSrc) +
                                     "SELECT m[0] STREAM m FROM core0+core1\n"
                                     "RULE r ON m WHEN m[0] < 15 DO DUMP -5 TO 5\n"
-                                    "RULE s ON m WHEN core1[1] > 11 DO DUMP -5 TO 5\n");
+                                    "RULE s ON m WHEN core1[0] > 11 DO DUMP -5 TO 5\n");
   REQUIRE(p.get("m").rules.size() == 2);
   CHECK(ut::str(p.get("m").rules[0].condition) == "PUSH_ID(m[0]) PUSH_VAL(15) CMP_LT");
-  CHECK(ut::str(p.get("m").rules[1].condition) == "PUSH_ID(core1[1]) PUSH_VAL(11) CMP_GT");
+  CHECK(ut::str(p.get("m").rules[1].condition) == "PUSH_ID(core1[0]) PUSH_VAL(11) CMP_GT");
+  // A rule reads m's record (one field): index 1 of anything is past its end.
+  std::string e = ut::compileError<ir::CompileError>(std::string(kSrc) +
+                                                     "SELECT m[0] STREAM m FROM core0+core1\n"
+                                                     "RULE s ON m WHEN core1[1] > 11 DO DUMP -5 TO 5\n");
+  CHECK(e.find("rule 's': core1[1] is outside the record of 'm' (1 field)") != std::string::npos);
 }
 
 TEST_CASE("sourceOffsets and inputRecord of a query", "[localize]") {
