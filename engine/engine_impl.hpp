@@ -117,7 +117,8 @@ struct Engine::Impl {
   std::string changedStream(const ir::Plan& cand, std::vector<const ir::Query*>& fresh) const;
   void refineTicks(const std::vector<const ir::Query*>& fresh);
   Stream& instantiate(const ir::Query& q, const ir::Plan& cand);
-  void withdraw(const std::vector<Stream*>& added, size_t ticksBefore);
+  void withdraw(size_t count, size_t ticksBefore);
+  void dropNewest();
 
   // ------------------------------------------------------------ running
   int64_t gridPoint(const std::vector<int64_t>& counters) const;

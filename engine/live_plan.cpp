@@ -141,11 +141,7 @@ Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand) {
   try {
     setupStream(ref, cand);
   } catch (...) {
-    if (!computed.empty() && computed.back() == &ref) computed.pop_back();
-    if (ref.files.meta) closeArtifacts(ref, -1);
-    plan.maxCapacity.erase(q.id);
-    blockRecordBytes -= ref.out.recordSize + int64_t(ref.out.elems.size());
-    streams.pop_back();
+    dropNewest();
     throw;
   }
   ref.joinAt = now + 1;
@@ -160,18 +156,21 @@ Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand) {
 // Takes back the streams one admit() set up before a later one failed: they
 // are the newest entries of the plan, read by nothing else; their intervals
 // added to the clock go too. Their files stay on disk, as removeStream's do.
-void Engine::Impl::withdraw(const std::vector<Stream*>& added, size_t ticksBefore) {
-  for (auto it = added.rbegin(); it != added.rend(); ++it) {
-    Stream& s = **it;
-    closeArtifacts(s, -1);
-    plan.maxCapacity.erase(s.q->id);
-    computed.erase(std::remove(computed.begin(), computed.end(), &s), computed.end());
-    blockRecordBytes -= s.out.recordSize + int64_t(s.out.elems.size());
-    streams.pop_back();  // &s: instantiate() appended them in this order
-  }
+void Engine::Impl::withdraw(size_t count, size_t ticksBefore) {
+  for (size_t i = 0; i < count; ++i) dropNewest();  // instantiate() appended them last
   ticks.resize(ticksBefore);
   counters.resize(ticksBefore);
   tickDue.resize(ticksBefore);
+}
+
+// Undoes instantiate() for the plan's newest stream (nothing reads it).
+void Engine::Impl::dropNewest() {
+  Stream& s = *streams.back();
+  closeArtifacts(s, -1);
+  plan.maxCapacity.erase(s.q->id);
+  computed.erase(std::remove(computed.begin(), computed.end(), &s), computed.end());
+  blockRecordBytes -= s.out.recordSize + int64_t(s.out.elems.size());
+  streams.pop_back();
 }
 
 Admission Engine::admit(const ir::Plan& cand) {
@@ -185,7 +184,7 @@ Admission Engine::admit(const ir::Plan& cand) {
     try {
       added.push_back(&m.instantiate(*q, cand));
     } catch (const std::exception& e) {
-      m.withdraw(added, ticksBefore);  // all of the statement's streams, or none
+      m.withdraw(added.size(), ticksBefore);  // all of the statement's streams, or none
       return {Admission::Result::SET_UP_FAILED, e.what()};
     }
   }

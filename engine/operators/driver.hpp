@@ -97,9 +97,11 @@ struct Driver {
       return;
     }
     for (int i = 0; i < k; ++i) {
-      d[i] = s.inRec.data() + i * inRec;
-      nl[i] = s.inNull.data() + i * inNe;
-      op.gather(ns[i], js[i], s.inRec.data() + i * inRec, s.inNull.data() + i * inNe);
+      uint8_t* in = s.inRec.data() + i * inRec;
+      uint8_t* inNull = s.inNull.data() + i * inNe;
+      op.gather(ns[i], js[i], in, inNull);
+      d[i] = in;
+      nl[i] = inNull;
     }
     if (!s.program.run(s.in, s.out, d, nl, out, outNull, k)) s.error = s.program.error();
   }
