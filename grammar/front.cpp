@@ -6,10 +6,10 @@
 
 namespace rql {
 
-std::vector<ir::Query> parseText(const std::string& text) {
+std::vector<ir::Query> parseText(const std::string& text, std::vector<ir::Warning>* warnings) {
   std::vector<ir::Query> out;
   std::unordered_map<std::string, size_t> firstIndex;  // rules find their stream without a scan
-  for (auto& line : splitLogicalLines(text)) parseLine(line, out, &firstIndex);
+  for (auto& line : splitLogicalLines(text)) parseLine(line, out, &firstIndex, warnings);
   return out;
 }
 
@@ -39,8 +39,13 @@ std::vector<ir::Query> parseStatement(const std::string& text) {
   }
   if (out.empty()) throw SyntaxError(located({1, 1}, one + "; none found"), {1, 1});
   const ir::Query& q = out[0];
+  if (!q.family.empty())
+    throw SyntaxError(located(q.loc, "a stream generator (STREAM " + q.family + "[N]) cannot be imported ad hoc"),
+                      q.loc);
   if (q.isDirective() || q.isDeclaration())
     throw SyntaxError(located(q.loc, one + "; it must start with SELECT"), q.loc);
+  if (out.size() > 1 && out[1].isSubstrat)
+    throw SyntaxError(located(q.loc, "a SELECT with MIN/MAX/AVG/SUMC(x : W) cannot be imported ad hoc"), q.loc);
   if (out.size() > 1) {
     const ir::Query& next = out[1];
     const char* what = next.isDirective() ? "a directive" : next.isDeclaration() ? "a DECLARE" : "a second statement";

@@ -17,7 +17,8 @@ struct SyntaxError : std::runtime_error {
 
 // Parses a whole query file. Throws SyntaxError, ir::CompileError.
 // Returns the statements in file order; rules are attached to their streams.
-std::vector<ir::Query> parseText(const std::string& text);
+// Warnings (where the book groups differently, deprecated forms) go to `warnings`.
+std::vector<ir::Query> parseText(const std::string& text, std::vector<ir::Warning>* warnings = nullptr);
 
 // What a statement is, from its first word (case as the lexer accepts it).
 enum class StatementKind { SELECT, DECLARE, RULE, DIRECTIVE, OTHER };

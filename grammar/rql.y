@@ -30,12 +30,20 @@ struct Expr {
   ir::Program p;
   bool intOverflow = false;  // bare literal 2147483648, valid only after unary minus
   bool bareNumber = false;   // unparenthesised numeric literal
+  ir::Op top = ir::Op::VOID_COMMAND;  // its outermost binary operator, unless parenthesised
 };
+// A generator index expression (`3-$`) in reverse Polish: 'n' literal, '$', or + - *.
+struct GenOp {
+  char k;
+  int32_t v = 0;
+};
+using GenExpr = std::vector<GenOp>;
 // A FROM expression under construction.
 struct SExpr {
   ir::Program p;
   bool plainName = false;
   bool hasReducer = false;
+  ir::Op top = ir::Op::VOID_COMMAND;  // outermost # or +, unless parenthesised
 };
 struct Ctx {
   const std::vector<Lexeme>* lex = nullptr;
@@ -50,7 +58,19 @@ struct Ctx {
   std::string pendingFile;
   std::pair<int, int> pendingRetention{0, 0};
   bool pendingVolatile = false;
+  bool pendingPersistent = false;
   ir::Rule pendingRule;
+  std::vector<ir::Warning>* warnings = nullptr;
+  std::vector<GenExpr> gen;  // index expressions using `$` in this statement
+  size_t lastSelectCount = 1;  // streams the last SELECT made (a generator: N)
+  // MIN/MAX/AVG/SUMC(x : W) of this statement, in the order written.
+  struct HistoryAggregate {
+    ir::Op op;
+    ir::Program expr;
+    int width;
+    ir::SrcLoc loc;
+  };
+  std::vector<HistoryAggregate> aggs;
 };
 }
 }
@@ -64,6 +84,9 @@ struct Ctx {
 #include "grammar/front.hpp"
 #include "ir/functions.hpp"
 #include "ir/limits.hpp"
+#include <algorithm>
+#include <cstdio>
+#include "ir/passes/passes.hpp"
 
 namespace rql::gen {
 static Parser::symbol_type yylex(Ctx& ctx);
@@ -76,7 +99,9 @@ static ir::Value parseInt(const std::string& text, const ir::SrcLoc& loc, bool n
     throw SyntaxError("integer literal " + std::string(negative ? "-" : "") + text + " is out of range", loc);
   return int32_t(v);
 }
+// A count or size: a minus the lexer joined to the number is refused here.
 static int toCount(const std::string& text, const ir::SrcLoc& loc) {
+  if (!text.empty() && text[0] == '-') throw SyntaxError("unexpected negative number " + text, loc);
   return std::get<int32_t>(parseInt(text, loc, false));
 }
 static ir::Rational ratOf(const std::string& n, const std::string& d, const ir::SrcLoc& loc) {
@@ -98,6 +123,7 @@ static Expr binary(Expr a, const Expr& b, ir::Op op, const ir::SrcLoc& loc) {
   append(a.p, b.p, loc);
   a.p.push_back(ir::Token(op));
   a.bareNumber = false;
+  a.top = op;
   return a;
 }
 static Expr checked(Expr e, const ir::SrcLoc& loc) {
@@ -105,18 +131,17 @@ static Expr checked(Expr e, const ir::SrcLoc& loc) {
   return e;
 }
 static SExpr sbinary(SExpr a, const SExpr& b, ir::Token op, const ir::SrcLoc& loc) {
-  if (a.hasReducer || b.hasReducer)
-    throw SyntaxError("a stream reducer (.min .max .avg .sumc) must be the whole FROM expression", loc);
   append(a.p, b.p, loc);
+  a.top = op.op;
   a.p.push_back(std::move(op));
   a.plainName = false;
   return a;
 }
 static SExpr sunary(SExpr a, std::vector<ir::Token> toks, const ir::SrcLoc& loc) {
-  if (a.hasReducer)
-    throw SyntaxError("a stream reducer (.min .max .avg .sumc) must be the whole FROM expression", loc);
+  (void)loc;
   for (auto& t : toks) a.p.push_back(std::move(t));
   a.plainName = false;
+  a.top = ir::Op::VOID_COMMAND;
   return a;
 }
 // A call is checked against the function table: known name, right arity.
@@ -141,6 +166,127 @@ static ir::Query* findQuery(Ctx& ctx, const std::string& id) {
   return nullptr;
 }
 using ir::kMaxNesting;
+
+static std::string reducerWord(ir::Op op) {
+  static const char* words[] = {"AVG", "MIN", "MAX", "SUMC"};
+  return words[int(op) - int(ir::Op::STREAM_AVG)];
+}
+static void warn(Ctx& ctx, const ir::SrcLoc& loc, const std::string& m) {
+  if (ctx.warnings) ctx.warnings->push_back({loc, m});
+}
+static bool usesDollar(const GenExpr& g) {
+  for (auto& o : g)
+    if (o.k == '$') return true;
+  return false;
+}
+static int64_t evalGen(const GenExpr& g, int64_t dollar, const ir::SrcLoc& loc) {
+  std::vector<int64_t> st;
+  for (auto& o : g) {
+    if (o.k == 'n') st.push_back(o.v);
+    else if (o.k == '$') st.push_back(dollar);
+    else {
+      int64_t r = st.back(); st.pop_back();
+      int64_t& l = st.back();
+      l = o.k == '+' ? l + r : o.k == '-' ? l - r : l * r;
+      if (l > INT32_MAX || l < INT32_MIN) throw ir::CompileError("generator index expression out of range", loc);
+    }
+  }
+  return st.back();
+}
+static GenExpr genBinary(GenExpr a, const GenExpr& b, char op) {
+  a.insert(a.end(), b.begin(), b.end());
+  a.push_back({op});
+  return a;
+}
+// An index expression: a constant now, or a placeholder resolved when the
+// generator expands (ctx.gen[k]).
+static ir::Token genToken(Ctx& ctx, const std::string& name, GenExpr g) {
+  ctx.gen.push_back(std::move(g));
+  return ir::Token(ir::Op::PUSH_GENIDX, ir::IdxPair(name, int32_t(ctx.gen.size() - 1)));
+}
+// Member k of stream family `name` (STREAM name[N] made name$0 .. name$N-1).
+static std::string familyMember(Ctx& ctx, const std::string& name, int64_t k, const ir::SrcLoc& loc) {
+  const std::string id = name + "$" + std::to_string(k);
+  if (findQuery(ctx, id)) return id;
+  int n = 0;
+  while (findQuery(ctx, name + "$" + std::to_string(n))) ++n;
+  if (n == 0) throw ir::CompileError("'" + name + "[" + std::to_string(k) + "]' names no stream family: no STREAM " + name + "[N] above", loc);
+  throw ir::CompileError("'" + name + "[" + std::to_string(k) + "]' is outside the range 0.." + std::to_string(n - 1) +
+                             " of stream family " + name, loc);
+}
+// One instance of a generator's program: `$` is `dollar`.
+static ir::Program instantiate(Ctx& ctx, ir::Program prog, int64_t dollar, bool from, const ir::SrcLoc& loc) {
+  for (auto& t : prog) {
+    if (t.op != ir::Op::PUSH_GENIDX) continue;
+    auto [name, k] = std::get<ir::IdxPair>(t.v);
+    const int64_t v = evalGen(ctx.gen[size_t(k)], dollar, loc);
+    if (name.empty()) t = ir::Token(ir::Op::PUSH_VAL, int32_t(v));
+    else if (from) t = ir::Token(ir::Op::PUSH_STREAM, familyMember(ctx, name, v, loc));
+    else if (v < 0)
+      throw ir::CompileError("index " + std::to_string(v) + " of " + name + " (for $ = " + std::to_string(dollar) +
+                                 ") must not be negative", loc);
+    else t = ir::Token(ir::Op::PUSH_ID2, name + "[" + std::to_string(v) + "]");
+  }
+  return prog;
+}
+// MIN/MAX/AVG/SUMC(x : W) over FROM s: each distinct (x, W, reducer) becomes
+// one operand of q's FROM sum, `s + R(X @ (1, W)) + ...`, where X is a
+// substrate computing x over s (shared by every aggregate of x). Record n of
+// R(X @ (1, W)) folds x over records n-W+1 .. n of s; the window moves the
+// origin by W-1. The placeholders become references to those operands later
+// (ir/passes/history_aggregates.cpp), once the width of s is known.
+static std::vector<ir::Query> historyWindows(Ctx& ctx, ir::Query& q) {
+  const std::string src = std::get<std::string>(q.program[0].v);
+  std::vector<ir::Query> windows;
+  std::vector<std::string> keys;  // operand of the FROM sum, by (reducer, X, W)
+  std::vector<int32_t> operandOf(ctx.aggs.size());
+  for (size_t k = 0; k < ctx.aggs.size(); ++k) {
+    auto& a = ctx.aggs[k];
+    // The statement's own name reads the FROM record: in X it is s.
+    for (auto& t : a.expr) {
+      auto* v = std::get_if<std::string>(&t.v);
+      if (!v) continue;
+      if ((t.op == ir::Op::PUSH_ID2 || t.op == ir::Op::PUSH_IDX) && v->rfind(q.id + "[", 0) == 0)
+        *v = src + v->substr(q.id.size());
+      else if (t.op == ir::Op::PUSH_ID1 && v->rfind(q.id + ".", 0) == 0)
+        *v = src + v->substr(q.id.size());
+    }
+    std::string text = src;
+    for (auto& t : a.expr) text += " " + t.print();
+    char hex[17];
+    snprintf(hex, sizeof hex, "%016llx", (unsigned long long)ir::passes::fnv1a64(text));
+    const std::string x = "STREAM_HISTORY_" + src + "_x" + hex;
+    if (!std::any_of(windows.begin(), windows.end(), [&](const ir::Query& w) { return w.id == x; })) {
+      ir::Query w;
+      w.id = x;
+      w.loc = a.loc;
+      w.program = {ir::Token(ir::Op::PUSH_STREAM, src)};
+      ir::Field f;
+      f.name = x + "_0";
+      f.program = a.expr;
+      w.schema = {f};
+      w.isSubstrat = true;
+      w.isVolatile = true;  // plumbing: kept in memory
+      w.policyProfile = "MEMORY";
+      w.policyCapacity = 1;
+      windows.push_back(std::move(w));
+    }
+    const std::string key = std::to_string(int(a.op)) + " " + x + " " + std::to_string(a.width);
+    auto it = std::find(keys.begin(), keys.end(), key);
+    operandOf[k] = int32_t(it - keys.begin());
+    if (it != keys.end()) continue;
+    keys.push_back(key);
+    q.program.push_back(ir::Token(ir::Op::PUSH_STREAM, x));
+    q.program.push_back(ir::Token(ir::Op::STREAM_AGSE, std::pair<int32_t, int32_t>(1, a.width)));
+    q.program.push_back(ir::Token(a.op));
+    q.program.push_back(ir::Token(ir::Op::STREAM_ADD));
+  }
+  for (auto& f : q.schema)
+    for (auto& t : f.program)
+      if (t.op == ir::Op::PUSH_WINDOW_AGG) t.v = operandOf[size_t(std::get<int32_t>(t.v))];
+  q.historySource = src;
+  return windows;
+}
 }  // namespace rql::gen
 }
 
@@ -159,12 +305,13 @@ using ir::kMaxNesting;
 %token <std::string> STRING_PROFILE "profile string"
 %token LPAREN "(" RPAREN ")" LBRACK "[" RBRACK "]" COMMA "," DOT "." STAR "*" SLASH "/" PLUS "+" MINUS "-"
 %token UNDERSCORE "_" AT "@" HASH "#" AMP "&" PERCENT "%" GT ">" LT "<" EQ "=" NE "!=" GE ">=" LE "<=" COLON ":"
+%token CARET "^" DOLLAR "$" PERSISTENT "PERSISTENT"
 
 %type <Expr> expr operand
 %type <std::vector<Expr>> args
 %type <std::vector<ir::Program>> select_list
 %type <ir::Program> cond cmp
-%type <SExpr> sexpr sterm sfactor
+%type <SExpr> sexpr sshift sterm spost sfactor
 %type <ir::Rational> rational
 %type <ir::Op> reducer
 %type <std::vector<ir::Field>> field_decls
@@ -172,6 +319,8 @@ using ir::kMaxNesting;
 %type <ir::SourceKind> source_kw
 %type <int> opt_flags
 %type <int> signed_int
+%type <GenExpr> gexpr
+%type <std::pair<std::string, int>> stream_name
 %type <std::string> profile_word directive_value
 
 %left OR
@@ -188,6 +337,7 @@ using ir::kMaxNesting;
 %left SLASH
 %left STAR
 %precedence UMINUS
+%right CARET
 
 %start program
 
@@ -200,12 +350,19 @@ item: statement
         // The STORAGE clause of a SELECT: it closes the statement before it.
         if (ctx.out->empty() || ctx.out->back().program.empty() || ctx.out->back().isDirective())
           throw SyntaxError("STORAGE " + $2 + " must follow a SELECT statement", @1);
-        auto& q = ctx.out->back();
-        if (q.storageProfile != "DEFAULT") throw SyntaxError("a SELECT takes one STORAGE clause", @1);
-        if ($2 == "DEVICE" || $2 == "TEXTSOURCE")
-          throw ir::CompileError("STORAGE " + $2 + " of stream " + q.id +
-              " is not a storage profile but a source kind of DECLARE; use " + ir::profileNames(), @2);
-        q.storageProfile = $2;
+        // A generator's clause is every instance's.
+        const size_t n = std::min(ctx.lastSelectCount, ctx.out->size());
+        for (size_t k = ctx.out->size() - n; k < ctx.out->size(); ++k) {
+          auto& q = (*ctx.out)[k];
+          if (q.storageExplicit) throw SyntaxError("a SELECT takes one STORAGE clause", @1);
+          if ($2 == "DEVICE" || $2 == "TEXTSOURCE")
+            throw ir::CompileError("STORAGE " + $2 + " of stream " + q.id +
+                " is not a storage profile but a source kind of DECLARE; use " + ir::profileNames(), @2);
+          if (q.isPersistent && $2 == "MEMORY")
+            throw ir::CompileError("stream " + q.id + " is PERSISTENT and cannot be stored in MEMORY", @2);
+          q.storageProfile = $2;
+          q.storageExplicit = true;
+        }
       }
     ;
 
@@ -215,7 +372,17 @@ statement: select | declare | directive | rule ;
 
 directive_value: STRING { $$ = $1; } | STRING_PROFILE { $$ = $1; } ;
 
-directive: STORAGE directive_value {
+directive: PROFILE VOLATILE {
+             // DEFAULT VOLATILE: results and substrates in memory unless PERSISTENT.
+             if ($1 != "DEFAULT") throw SyntaxError("unexpected storage profile " + $1 + " before VOLATILE; the directive is DEFAULT VOLATILE", @1);
+             for (auto& q : *ctx.out) {
+               if (q.id == ":DEFAULT_VOLATILE") throw ir::CompileError("DEFAULT VOLATILE is given twice", @1);
+               if (!q.isDirective()) throw ir::CompileError("DEFAULT VOLATILE must come before the first DECLARE, SELECT or RULE", @1);
+             }
+             ir::Query q; q.id = ":DEFAULT_VOLATILE"; q.loc = @1;
+             ctx.out->push_back(std::move(q));
+           }
+         | STORAGE directive_value {
              if ($2.empty()) throw ir::CompileError("directive filename must not be empty", @2);
              ir::Query q; q.id = ":STORAGE"; q.filename = $2; q.loc = @1;
              if (q.filename.back() != '/') q.filename += '/';
@@ -284,16 +451,18 @@ field_decl: ID TYPE {
 
 rational: DECIMAL SLASH DECIMAL { $$ = ratOf($1, $3, @1); }
         | DECIMAL { $$ = ir::Rational(toCount($1, @1)); }
-        | FLOAT { double d = strtod($1.c_str(), nullptr); if (!(d < 2147483648.0)) throw SyntaxError("decimal number " + $1 + " is out of range", @1); $$ = ir::rationalize(d); }
+        | FLOAT { if ($1[0] == '-') throw SyntaxError("unexpected negative number " + $1, @1);
+                  double d = strtod($1.c_str(), nullptr); if (!(d < 2147483648.0)) throw SyntaxError("decimal number " + $1 + " is out of range", @1); $$ = ir::rationalize(d); }
         ;
 
-select: SELECT select_list STREAM ID FROM sexpr opt_select_file opt_retention opt_volatile {
-          ir::Query q; q.id = $4; q.loc = @1;
+select: SELECT select_list STREAM stream_name FROM sexpr opt_select_file opt_retention opt_volatile {
+          const std::string& name = $4.first;
+          ir::Query q; q.id = name; q.loc = @1;
           if (q.id == "OUT_OF_BUSSINESS") throw ir::CompileError("OUT_OF_BUSSINESS is reserved stream name.", @4);
           q.program = std::move($6.p);
           int i = 0;
           for (auto& prog : $2) {
-            ir::Field f; f.name = $4 + "_" + std::to_string(i++);
+            ir::Field f;
             f.program = std::move(prog);
             q.schema.push_back(std::move(f));
           }
@@ -305,10 +474,58 @@ select: SELECT select_list STREAM ID FROM sexpr opt_select_file opt_retention op
             q.policyCapacity = ctx.pendingRetention.first;
           }
           if (ctx.pendingVolatile) { q.isVolatile = true; q.policyProfile = "MEMORY"; q.policyCapacity = 1; }
-          ctx.pendingFile.clear(); ctx.pendingRetention = {0, 0}; ctx.pendingVolatile = false;
-          ctx.out->push_back(std::move(q));
+          q.isPersistent = ctx.pendingPersistent;
+          ctx.pendingFile.clear(); ctx.pendingRetention = {0, 0}; ctx.pendingVolatile = ctx.pendingPersistent = false;
+          const int n = $4.second;  // 0: an ordinary SELECT
+          std::vector<ir::Query> windows;
+          if (!ctx.aggs.empty()) {
+            if (n) throw ir::CompileError("history aggregates (MIN(x : W)) inside a stream generator are not supported", @1);
+            if (!$6.plainName)
+              throw ir::CompileError("MIN/MAX/AVG/SUMC(x : W) need FROM to be one plain stream; name the expression with its own SELECT", @6);
+            windows = historyWindows(ctx, q);
+          }
+          if (n == 0) {
+            if (!ctx.gen.empty()) throw ir::CompileError("'$' is used outside a stream generator (STREAM " + name + "[N])", @1);
+            for (auto& f : q.schema) f.name = name + "_" + std::to_string(i++);
+            ctx.out->push_back(std::move(q));
+            for (auto& w : windows)
+              if (!findQuery(ctx, w.id)) ctx.out->push_back(std::move(w));
+            ctx.lastSelectCount = 1;
+          } else {
+            // STREAM name[N]: N ordinary streams name$0 .. name$N-1, `$` their ordinal.
+            if (ctx.gen.empty()) throw ir::CompileError("stream generator " + name + "[" + std::to_string(n) + "] uses no '$'", @4);
+            if (!q.filename.empty())
+              throw ir::CompileError("a stream generator takes no FILE directive: one file cannot hold " + std::to_string(n) + " streams", @1);
+            for (int k = 0; k < n; ++k) {
+              ir::Query g = q;
+              g.id = name + "$" + std::to_string(k);
+              g.family = name;
+              g.program = instantiate(ctx, q.program, k, true, @6);
+              int fi = 0;
+              for (auto& f : g.schema) {
+                f.name = g.id + "_" + std::to_string(fi++);
+                f.program = instantiate(ctx, f.program, k, false, @2);
+              }
+              if (findQuery(ctx, g.id)) throw ir::CompileError("generated stream " + g.id + " collides with a stream of that name", @4);
+              ctx.out->push_back(std::move(g));
+            }
+            ctx.lastSelectCount = size_t(n);
+          }
+          ctx.gen.clear();
+          ctx.aggs.clear();
         }
       ;
+
+stream_name: ID { $$ = {$1, 0}; }
+           | ID LBRACK DECIMAL RBRACK {
+               const int n = toCount($3, @3);
+               if (n <= 0) throw ir::CompileError("stream generator " + $1 + "[" + $3 + "] needs a positive size", @3);
+               if (n > ir::kMaxGeneratorSize)
+                 throw ir::CompileError("stream generator " + $1 + "[" + $3 + "] is larger than the limit of " +
+                                        std::to_string(ir::kMaxGeneratorSize) + " streams", @3);
+               $$ = {$1, n};
+             }
+           ;
 
 opt_select_file: %empty
                | FILE_KW STRING {
@@ -322,7 +539,7 @@ opt_retention: %empty
              | RETENTION DECIMAL DECIMAL { ctx.pendingRetention = {toCount($2, @2), toCount($3, @3)}; }
              ;
 
-opt_volatile: %empty | VOLATILE { ctx.pendingVolatile = true; } ;
+opt_volatile: %empty | VOLATILE { ctx.pendingVolatile = true; } | PERSISTENT { ctx.pendingPersistent = true; } ;
 
 select_list: STAR {
                $$.push_back({ir::Token(ir::Op::PUSH_TSCAN, std::string("*"))});
@@ -341,9 +558,18 @@ select_list: STAR {
 
 expr: operand { $$ = std::move($1); }
     | expr PLUS expr { $$ = binary(std::move($1), $3, ir::Op::ADD, @2); }
-    | expr MINUS expr { $$ = binary(std::move($1), $3, ir::Op::SUBTRACT, @2); }
+    | expr MINUS expr {
+        if ($3.top == ir::Op::ADD)
+          warn(ctx, @2, "'a - b + c' groups as a - (b + c) here, the book reads (a - b) + c; add parentheses");
+        $$ = binary(std::move($1), $3, ir::Op::SUBTRACT, @2);
+      }
     | expr STAR expr { $$ = binary(std::move($1), $3, ir::Op::MULTIPLY, @2); }
-    | expr SLASH expr { $$ = binary(std::move($1), $3, ir::Op::DIVIDE, @2); }
+    | expr SLASH expr {
+        if ($3.top == ir::Op::MULTIPLY)
+          warn(ctx, @2, "'a / b * c' groups as a / (b * c) here, the book reads (a / b) * c; add parentheses");
+        $$ = binary(std::move($1), $3, ir::Op::DIVIDE, @2);
+      }
+    | expr CARET expr { $$ = binary(std::move($1), $3, ir::Op::POWER, @2); }
     | NOT expr { $$ = checked(std::move($2), @2); $$.p.push_back(ir::Token(ir::Op::NOT)); $$.bareNumber = false; }
     | MINUS expr %prec UMINUS {
         // A minus directly before a number is part of the literal.
@@ -360,10 +586,12 @@ expr: operand { $$ = std::move($1); }
     | PLUS expr %prec UMINUS { $$ = checked(std::move($2), @2); $$.bareNumber = false; }
     ;
 
-operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = false; }
+operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = false; $$.top = ir::Op::VOID_COMMAND; }
+       | DOLLAR { $$.p.push_back(genToken(ctx, "", {{'$'}})); }
        | DECIMAL {
            errno = 0; long long v = strtoll($1.c_str(), nullptr, 10);
-           if (errno == ERANGE || v > 2147483648LL) throw SyntaxError("integer literal " + $1 + " is out of range", @1);
+           if (errno == ERANGE || v > 2147483648LL || v < INT32_MIN)
+             throw SyntaxError("integer literal " + $1 + " is out of range", @1);
            $$.bareNumber = true;
            if (v == 2147483648LL) { $$.intOverflow = true; $$.p.push_back(ir::Token(ir::Op::PUSH_VAL, int32_t(0))); }
            else $$.p.push_back(ir::Token(ir::Op::PUSH_VAL, int32_t(v)));
@@ -373,13 +601,35 @@ operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = f
        | ID { $$.p.push_back(ir::Token(ir::Op::PUSH_ID3, $1)); }
        | ID LBRACK UNDERSCORE RBRACK { $$.p.push_back(ir::Token(ir::Op::PUSH_IDX, $1 + "[_]")); }
        | ID DOT ID { $$.p.push_back(ir::Token(ir::Op::PUSH_ID1, $1 + "." + $3)); }
-       | ID LBRACK DECIMAL RBRACK {
-           toCount($3, @3);
-           $$.p.push_back(ir::Token(ir::Op::PUSH_ID2, $1 + "[" + $3 + "]"));
+       | ID LBRACK gexpr RBRACK {
+           if (usesDollar($3)) {
+             $$.p.push_back(genToken(ctx, $1, std::move($3)));
+           } else {
+             const int64_t k = evalGen($3, 0, @3);
+             if (k < 0) throw ir::CompileError("index " + std::to_string(k) + " of " + $1 + " must not be negative", @3);
+             $$.p.push_back(ir::Token(ir::Op::PUSH_ID2, $1 + "[" + std::to_string(k) + "]"));
+           }
+         }
+       | reducer LPAREN expr COLON DECIMAL RPAREN {
+           // A record-history aggregate: its window reads the FROM stream (see historyWindows).
+           const int w = toCount($5, @5);
+           const std::string word = reducerWord($1);
+           if (w <= 0) throw ir::CompileError("the window of " + word + "(x : W) must be positive, got " + $5, @5);
+           if (w > ir::kMaxWindowRecords)
+             throw ir::CompileError("the window of " + word + "(x : " + $5 + ") exceeds the limit " +
+                                    std::to_string(ir::kMaxWindowRecords), @5);
+           Expr e = checked(std::move($3), @3);
+           bool reads = false;
+           for (auto& t : e.p) {
+             if (t.op == ir::Op::PUSH_WINDOW_AGG) throw ir::CompileError("history aggregates do not nest", @1);
+             if (t.op == ir::Op::PUSH_ID1 || t.op == ir::Op::PUSH_ID2 || t.op == ir::Op::PUSH_ID3 || t.op == ir::Op::PUSH_IDX) reads = true;
+           }
+           if (!reads) throw ir::CompileError(word + "(x : W) over a constant: the expression must read a field", @3);
+           ctx.aggs.push_back({$1, std::move(e.p), w, @1});
+           $$.p.push_back(ir::Token(ir::Op::PUSH_WINDOW_AGG, int32_t(ctx.aggs.size() - 1)));
          }
        | reducer {
-           static const char* words[] = {"AVG", "MIN", "MAX", "SUMC"};
-           throw ir::CompileError(std::string("stream reducer ") + words[int($1) - int(ir::Op::STREAM_AVG)] +
+           throw ir::CompileError("stream reducer " + reducerWord($1) +
                                   " cannot be used in a field expression; use it in FROM", @1);
          }
        | FN_WORD LPAREN args RPAREN { $$ = call($1, std::move($3), @1); }
@@ -394,30 +644,53 @@ operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = f
 reducer: MIN { $$ = ir::Op::STREAM_MIN; } | MAX { $$ = ir::Op::STREAM_MAX; }
        | AVG { $$ = ir::Op::STREAM_AVG; } | SUMC { $$ = ir::Op::STREAM_SUM; } ;
 
+// Generator index expressions: integers, `$`, + - * and parentheses.
+gexpr: DECIMAL { $$.push_back({'n', std::get<int32_t>(parseInt($1, @1, false))}); }
+     | DOLLAR { $$.push_back({'$'}); }
+     | LPAREN gexpr RPAREN { $$ = std::move($2); }
+     | gexpr PLUS gexpr { $$ = genBinary(std::move($1), $3, '+'); }
+     | gexpr MINUS gexpr { $$ = genBinary(std::move($1), $3, '-'); }
+     | gexpr STAR gexpr { $$ = genBinary(std::move($1), $3, '*'); }
+     ;
+
 args: expr { $$.push_back(std::move($1)); }
     | args COMMA expr { $$ = std::move($1); $$.push_back(std::move($3)); }
     ;
 
-sexpr: sexpr PLUS sterm { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::STREAM_ADD), @2); }
-     | sterm GT DECIMAL { $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_TIMEMOVE, int32_t(toCount($3, @3)))}, @2); }
-     | sterm MINUS rational {
-         if ($3.num <= 0) throw ir::CompileError("SUBTRACT target interval must be positive", @3);
-         if (!$3.fitsInt32()) throw ir::CompileError("rational argument out of range", @3);
-         $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_SUBTRACT, $3)}, @2);
-       }
-     | sterm { $$ = std::move($1); }
+// FROM: `+` is loosest; then the shifts `>` and `-`, which chain; then `#`;
+// then the postfix forms `& % @ .reducer`, which chain; then primaries.
+sexpr: sexpr PLUS sshift { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::STREAM_ADD), @2); }
+     | sshift { $$ = std::move($1); }
      ;
 
-sterm: sterm HASH sfactor { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::STREAM_HASH), @2); }
-     | sfactor AMP rational {
+sshift: sshift GT DECIMAL {
+          if ($1.top == ir::Op::STREAM_HASH)
+            warn(ctx, @2, "'A # B > N' groups as (A # B) > N here, the book reads A # (B > N); add parentheses");
+          $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_TIMEMOVE, int32_t(toCount($3, @3)))}, @2);
+        }
+      | sshift MINUS rational {
+          if ($3.num <= 0) throw ir::CompileError("SUBTRACT target interval must be positive", @3);
+          if (!$3.fitsInt32()) throw ir::CompileError("rational argument out of range", @3);
+          if ($1.top == ir::Op::STREAM_HASH)
+            warn(ctx, @2, "'A # B - r' groups as (A # B) - r here, the book reads A # (B - r); add parentheses");
+          $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_SUBTRACT, $3)}, @2);
+        }
+      | sterm { $$ = std::move($1); }
+      ;
+
+sterm: sterm HASH spost { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::STREAM_HASH), @2); }
+     | spost { $$ = std::move($1); }
+     ;
+
+spost: spost AMP rational {
          if ($3.num == 0) throw ir::CompileError("DEHASH rational argument must not be zero", @3);
          $$ = sunary(std::move($1), {ir::Token(ir::Op::PUSH_VAL, $3), ir::Token(ir::Op::STREAM_DEHASH_DIV)}, @2);
        }
-     | sfactor PERCENT rational {
+     | spost PERCENT rational {
          if ($3.num == 0) throw ir::CompileError("DEHASH rational argument must not be zero", @3);
          $$ = sunary(std::move($1), {ir::Token(ir::Op::PUSH_VAL, $3), ir::Token(ir::Op::STREAM_DEHASH_MOD)}, @2);
        }
-     | sfactor AT LPAREN DECIMAL COMMA signed_int RPAREN {
+     | spost AT LPAREN DECIMAL COMMA signed_int RPAREN {
          int k = toCount($4, @4);
          if (k <= 0) throw ir::CompileError("AGSE step must be > 0, got " + std::to_string(k), @4);
          if ($6 == 0) throw ir::CompileError("AGSE window width must not be zero", @6);
@@ -425,23 +698,35 @@ sterm: sterm HASH sfactor { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::ST
            throw ir::CompileError("AGSE window of " + std::to_string(std::abs($6)) + " elements; the limit is 262144 elements", @6);
          $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_AGSE, std::pair<int32_t, int32_t>(k, $6))}, @2);
        }
-     | sfactor DOT reducer {
-         if (!$1.plainName)
-           throw SyntaxError("a stream reducer applies to a stream name only; name the inner expression with its own SELECT", @2);
-         $$ = std::move($1); $$.p.push_back(ir::Token($3)); $$.plainName = false; $$.hasReducer = true;
+     | spost DOT reducer {
+         warn(ctx, @2, "the postfix reducer form is deprecated; write " + reducerWord($3) + "(stream) instead");
+         $$ = sunary(std::move($1), {ir::Token($3)}, @2); $$.hasReducer = true;
        }
      | sfactor { $$ = std::move($1); }
      ;
 
-signed_int: DECIMAL { $$ = toCount($1, @1); }
+signed_int: DECIMAL { $$ = std::get<int32_t>(parseInt($1, @1, false)); }
           | MINUS DECIMAL { $$ = -toCount($2, @2); }
           ;
 
 sfactor: ID { $$.p.push_back(ir::Token(ir::Op::PUSH_STREAM, $1)); $$.plainName = true; }
-       | LPAREN sexpr RPAREN { $$ = std::move($2); $$.plainName = false; }
+       | ID LBRACK gexpr RBRACK {
+           // A member of a stream family: cell[2] is cell$2.
+           if (usesDollar($3)) $$.p.push_back(genToken(ctx, $1, std::move($3)));
+           else $$.p.push_back(ir::Token(ir::Op::PUSH_STREAM, familyMember(ctx, $1, evalGen($3, 0, @3), @1)));
+         }
+       | reducer LPAREN sexpr RPAREN {
+           // The function form takes any stream expression: an inner
+           // expression becomes a substrate like every other operand.
+           $$ = std::move($3); $$.p.push_back(ir::Token($1)); $$.plainName = false; $$.hasReducer = true;
+           $$.top = ir::Op::VOID_COMMAND;
+         }
+       | LPAREN sexpr RPAREN { $$ = std::move($2); $$.plainName = false; $$.top = ir::Op::VOID_COMMAND; }
        ;
 
 rule: RULE ID ON ID WHEN cond DO rule_action {
+        if (!ctx.gen.empty()) throw ir::CompileError("'$' is used outside a stream generator", @1);
+        if (!ctx.aggs.empty()) throw ir::CompileError("a RULE condition cannot use MIN/MAX/AVG/SUMC(x : W)", ctx.aggs[0].loc);
         ir::Query* q = findQuery(ctx, $4);
         if (!q) throw ir::CompileError("RULE '" + $2 + "' refers to unknown stream '" + $4 + "'", @4);
         if (q->program.empty())
@@ -558,6 +843,9 @@ static Parser::symbol_type yylex(Ctx& ctx) {
     case Tok::GE: return Parser::make_GE(loc);
     case Tok::LE: return Parser::make_LE(loc);
     case Tok::COLON: return Parser::make_COLON(loc);
+    case Tok::CARET: return Parser::make_CARET(loc);
+    case Tok::DOLLAR: return Parser::make_DOLLAR(loc);
+    case Tok::PERSISTENT: return Parser::make_PERSISTENT(loc);
   }
   throw SyntaxError("internal lexer error", loc);
 }
@@ -578,7 +866,7 @@ void Parser::error(const location_type& loc, const std::string& msg) {
 namespace rql {
 
 void parseLine(const LogicalLine& line, std::vector<ir::Query>& out,
-               std::unordered_map<std::string, size_t>* firstIndex) {
+               std::unordered_map<std::string, size_t>* firstIndex, std::vector<ir::Warning>* warnings) {
   auto lex = lexLine(line);
   if (!lex.empty() && lex.back().tok == Tok::ERROR) throw SyntaxError(lex.back().text, lex.back().loc);
   if (lex.size() == 1) return;  // only whitespace and comments
@@ -586,6 +874,7 @@ void parseLine(const LogicalLine& line, std::vector<ir::Query>& out,
   ctx.lex = &lex;
   ctx.out = &out;
   ctx.firstIndex = firstIndex;
+  ctx.warnings = warnings;
   ctx.lineStart = out.size();
   gen::Parser parser(ctx);
   const size_t before = out.size();

@@ -55,6 +55,7 @@ void compilePlan(Plan& p) {
   checkDuplicateNames(p);
   checkPlanLimits(p);
   validateDirectives(p);
+  applyDefaultVolatility(p);
   checkOperands(p);
   bool anyQuery = false;
   for (auto& q : p.queries)
@@ -71,6 +72,7 @@ void compilePlan(Plan& p) {
   if (p.options.factorHashTimemoves) preservingUserFieldNames(p, [&] { factorMatchedHashTimeMoves(p); });
   if (p.options.dedupSubstrates) preservingUserFieldNames(p, [&] { deduplicateSubstrates(p); });
   validateSubstrateNameUniqueness(p);
+  placeHistoryAggregates(p);
   resolveFieldReferences(p);
   expandIndexWildcards(p);
   checkPlanLimits(p);

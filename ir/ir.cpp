@@ -200,10 +200,15 @@ bool isStreamOperator(Op op) {
   }
 }
 
+bool isReducer(Op op) {
+  return op == Op::STREAM_AVG || op == Op::STREAM_MIN || op == Op::STREAM_MAX || op == Op::STREAM_SUM;
+}
+
+// A reducer counts: over an expression (SUMC(s@(1,5))) it needs its operand cut out.
 bool Query::isReductionRequired() const {
   int n = 0;
   for (auto& t : program)
-    if (isStreamOperator(t.op)) ++n;
+    if (isStreamOperator(t.op) || isReducer(t.op)) ++n;
   return n > 1;
 }
 

@@ -67,6 +67,7 @@ bool opPrintsArgInFrom(Op op);
 bool opPrintsArgInField(Op op);
 const char* opMeaning(Op op);
 bool isStreamOperator(Op op);  // + # & % - > @ (the binary and shifting FROM operators)
+bool isReducer(Op op);         // MIN MAX AVG SUMC over a stream
 std::optional<Op> opFromName(const std::string& name);
 
 // Alternatives in type-ordinal order: the index equals the Type ordinal.
@@ -127,6 +128,10 @@ struct Query {
   bool isDisposable = false, isOneShot = false, isHold = false;
   bool isSubstrat = false;
   bool isVolatile = false;
+  bool isPersistent = false;     // PERSISTENT: on disk even under DEFAULT VOLATILE
+  bool storageExplicit = false;  // a STORAGE clause was written (STORAGE DEFAULT included)
+  std::string family;            // STREAM name[N]: the generator's name (instances name$0..)
+  std::string historySource;     // MIN(x : W) in the fields: the FROM stream the windows read
   SourceKind sourceKind = SourceKind::NONE;
   std::vector<Field> schema;
   Program program;  // FROM program; empty for declarations and directives
@@ -217,6 +222,12 @@ std::pair<Type, int> widest(const Query& q);
 
 // ---------------------------------------------------------------- errors
 // Three error channels with their own exit codes (see docs/compatibility.md).
+// A located compile warning (grouping that differs from the book, deprecated forms).
+struct Warning {
+  SrcLoc loc;
+  std::string message;
+};
+
 struct CompileError : std::runtime_error {  // "Check result" class, exit 71
   SrcLoc loc;
   CompileError(const std::string& m, SrcLoc l = {}) : std::runtime_error(m), loc(l) {}

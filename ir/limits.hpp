@@ -14,5 +14,7 @@ constexpr int64_t kMaxPlanElements = 1 << 19;    // flat elements of all stream 
 constexpr int64_t kMaxPlanTokens = 1 << 21;      // tokens of all field programs and rule conditions together
 constexpr int64_t kMaxDepth = 1024;              // streams in a row from a declared stream (FROM chain)
 constexpr int kMaxNesting = 1000;                // parentheses open at once in a statement
+constexpr int kMaxWindowRecords = 65536;         // W of MIN(x : W)
+constexpr int kMaxGeneratorSize = 148;           // streams one STREAM name[N] generator makes
 
 }  // namespace ir

@@ -99,4 +99,52 @@ To convert(From v) {
   }
 }
 
+// base^e for e >= 0 by squaring: INTEGER and UINT wrap as mul does (the same
+// value as the product written out); RATIONAL rounds each product.
+template <class C>
+C powBySquaring(C base, uint64_t e) {
+  C acc = C(1);
+  if constexpr (std::is_same_v<C, Rat>) acc = Rat{1, 1};
+  while (e) {
+    if (e & 1) acc = mul(acc, base);
+    e >>= 1;
+    if (e) base = mul(base, base);
+  }
+  return acc;
+}
+
+// l ^ r; false when the result is NULL. An integral power of an exact type is
+// repeated multiplication (a negative one of a RATIONAL: of its reciprocal,
+// NULL for zero); every other case is computed in floating point and a result
+// that is not finite gives NULL.
+template <class C>
+bool pow(C l, C r, C& out) {
+  if constexpr (kIsFloat<C>) {
+    const C v = std::pow(l, r);
+    if (!std::isfinite(v)) return false;
+    out = v;
+  } else if constexpr (std::is_same_v<C, Rat>) {
+    if (r.den != 1) {
+      const double d = std::pow(double(l.num) / double(l.den), double(r.num) / double(r.den));
+      if (!std::isfinite(d)) return false;
+      out = rationalize(d);
+    } else if (r.num < 0) {
+      if (l.num == 0) return false;
+      out = powBySquaring(ratDiv(Rat{1, 1}, l), uint64_t(-int64_t(r.num)));
+    } else {
+      out = powBySquaring(l, uint64_t(r.num));
+    }
+  } else {
+    if constexpr (std::is_signed_v<C>)
+      if (r < 0) {
+        const double d = std::pow(double(l), double(r));
+        if (!std::isfinite(d)) return false;
+        out = convert<C>(d);
+        return true;
+      }
+    out = powBySquaring(l, uint64_t(r));
+  }
+  return true;
+}
+
 }  // namespace ir::val

@@ -33,4 +33,24 @@ int32_t rdb_f2i32(double d) { return ir::val::convert<int32_t>(d); }
 uint32_t rdb_f2u32(double d) { return ir::val::convert<uint32_t>(d); }
 uint32_t rdb_f2u8(double d) { return ir::val::convert<uint8_t>(d); }
 double rdb_math(int32_t fn, double x) { return ir::functionById(fn).math(x); }
+uint64_t rdb_pow_i32(int32_t b, int32_t a) {
+  int32_t r = 0;
+  return ir::val::pow(b, a, r) ? uint64_t(uint32_t(r)) : uint64_t(1) << 32;
+}
+uint64_t rdb_pow_u32(uint32_t b, uint32_t a) {
+  uint32_t r = 0;
+  return ir::val::pow(b, a, r) ? uint64_t(r) : uint64_t(1) << 32;
+}
+uint64_t rdb_pow_rat(int32_t bn, int32_t bd, int32_t an, int32_t ad) {
+  Rat r{0, 1};
+  return ir::val::pow(Rat{bn, bd}, Rat{an, ad}, r) ? pack(r) : 0;
+}
+float rdb_pow_f32(float b, float a) {
+  float r = 0;
+  return ir::val::pow(b, a, r) ? r : std::numeric_limits<float>::quiet_NaN();
+}
+double rdb_pow_f64(double b, double a) {
+  double r = 0;
+  return ir::val::pow(b, a, r) ? r : std::numeric_limits<double>::quiet_NaN();
+}
 }

@@ -269,6 +269,26 @@ struct Lowering {
     });
   }
   template <class T>
+  void POW(const vm::Instr&) {
+    binary<T>([&](SV& a, SV& b, SV& r) {
+      auto i32 = B.getInt32Ty(), i64 = B.getInt64Ty();
+      if constexpr (std::is_same_v<T, RAT>) {
+        unpackRat(ratCall("rdb_pow_rat", a, b), r);
+        r.null = B.CreateOr(r.null, B.CreateICmpEQ(r.den, B.getInt32(0)));
+      } else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>) {
+        const bool f = std::is_same_v<T, F32>;
+        llvm::Type* ft = f ? B.getFloatTy() : B.getDoubleTy();
+        r.v = B.CreateCall(helper(f ? "rdb_pow_f32" : "rdb_pow_f64", ft, {ft, ft}), {a.v, b.v});
+        r.null = B.CreateOr(r.null, B.CreateFCmpUNO(r.v, r.v));
+      } else {
+        const bool u = std::is_same_v<T, U32>;
+        Value* w = B.CreateCall(helper(u ? "rdb_pow_u32" : "rdb_pow_i32", i64, {i32, i32}), {a.v, b.v});
+        r.v = B.CreateTrunc(w, i32);
+        r.null = B.CreateOr(r.null, B.CreateICmpNE(B.CreateLShr(w, 32), B.getInt64(0)));
+      }
+    });
+  }
+  template <class T>
   void NEG(const vm::Instr&) {
     SV& s = top();
     if constexpr (std::is_same_v<T, U8> || std::is_same_v<T, U32>) s.v = B.CreateNot(s.v);

@@ -37,7 +37,8 @@ void lowerProgram(llvm::Module& M, llvm::IRBuilder<>& B, const vm::Program& p, c
 // clang-format off
 #define RDB_JIT_HELPERS(X)                                                                                      \
   X(rdb_rat_add) X(rdb_rat_sub) X(rdb_rat_mul) X(rdb_rat_div) X(rdb_rat_cmp) X(rdb_rationalize) X(rdb_rat_from_int) \
-  X(rdb_f2i32) X(rdb_f2u32) X(rdb_f2u8) X(rdb_math)
+  X(rdb_f2i32) X(rdb_f2u32) X(rdb_f2u8) X(rdb_math) X(rdb_pow_i32) X(rdb_pow_u32) X(rdb_pow_rat) X(rdb_pow_f32)  \
+  X(rdb_pow_f64)
 // clang-format on
 
 }  // namespace jit
@@ -54,4 +55,11 @@ int32_t rdb_f2i32(double d);
 uint32_t rdb_f2u32(double d);
 uint32_t rdb_f2u8(double d);
 double rdb_math(int32_t fn, double x);
+// b ^ a: integers return the value in the low 32 bits and bit 32 set for NULL;
+// RATIONAL packs a zero denominator for NULL; floats return NaN for NULL.
+uint64_t rdb_pow_i32(int32_t b, int32_t a);
+uint64_t rdb_pow_u32(uint32_t b, uint32_t a);
+uint64_t rdb_pow_rat(int32_t bn, int32_t bd, int32_t an, int32_t ad);
+float rdb_pow_f32(float b, float a);
+double rdb_pow_f64(double b, double a);
 }

@@ -83,6 +83,9 @@ enum class Tok {
   GE,
   LE,
   COLON,
+  CARET,
+  DOLLAR,
+  PERSISTENT,
 };
 const char* tokName(Tok t);
 

@@ -110,6 +110,9 @@ const char* tokName(Tok t) {
     case Tok::GE: return "'>='";
     case Tok::LE: return "'<='";
     case Tok::COLON: return "':'";
+    case Tok::CARET: return "'^'";
+    case Tok::DOLLAR: return "'$'";
+    case Tok::PERSISTENT: return "PERSISTENT";
   }
   return "?";
 }
@@ -144,6 +147,23 @@ std::vector<Lexeme> lexLine(const LogicalLine& line) {
     l.text = msg;
     l.loc = at(where);
     out.push_back(std::move(l));
+  };
+  // A minus written directly before a number is part of it where no operand
+  // ends before the minus (`-2^2` is (-2)^2, `x-2` stays a subtraction).
+  auto emitNumber = [&](Tok t) {
+    std::string text(tokStart, YYCURSOR);
+    const size_t n = out.size();
+    auto endsOperand = [](Tok k) {
+      return k == Tok::ID || k == Tok::DECIMAL || k == Tok::FLOAT || k == Tok::STRING || k == Tok::RPAREN ||
+             k == Tok::RBRACK || k == Tok::DOLLAR || k == Tok::STRING_PROFILE || k == Tok::UNDERSCORE;
+    };
+    if (n && out[n - 1].tok == Tok::MINUS && tokStart > base && tokStart[-1] == '-' &&
+        (n == 1 || !endsOperand(out[n - 2].tok))) {
+      out[n - 1].tok = t;
+      out[n - 1].text = "-" + text;
+      return;
+    }
+    emit(t, std::move(text));
   };
   auto emitType = [&](ir::Type ty) {
     emit(Tok::TYPE, std::string(tokStart, YYCURSOR));
@@ -204,6 +224,7 @@ std::vector<Lexeme> lexLine(const LogicalLine& line) {
       "ONESHOT" | "oneshot" { emit(Tok::ONESHOT); continue; }
       "HOLD" | "hold" { emit(Tok::HOLD); continue; }
       "VOLATILE" | "volatile" { emit(Tok::VOLATILE); continue; }
+      "PERSISTENT" | "persistent" { emit(Tok::PERSISTENT); continue; }
       "ON" | "on" { emit(Tok::ON); continue; }
       "WHEN" | "when" { emit(Tok::WHEN); continue; }
       "DUMP" | "dump" { emit(Tok::DUMP); continue; }
@@ -244,8 +265,8 @@ std::vector<Lexeme> lexLine(const LogicalLine& line) {
       (digit+ | digit+ "." digit* | "." digit+) "E" [+-]? digit+ {
         fail("exponent notation is not supported in numbers: '" + std::string(tokStart, YYCURSOR) + "'", tokStart);
         return out; }
-      digit+ { emit(Tok::DECIMAL, std::string(tokStart, YYCURSOR)); continue; }
-      digit+ "." digit* | "." digit+ { emit(Tok::FLOAT, std::string(tokStart, YYCURSOR)); continue; }
+      digit+ { emitNumber(Tok::DECIMAL); continue; }
+      digit+ "." digit* | "." digit+ { emitNumber(Tok::FLOAT); continue; }
 
       "(" { emit(Tok::LPAREN); continue; }
       ")" { emit(Tok::RPAREN); continue; }
@@ -269,6 +290,8 @@ std::vector<Lexeme> lexLine(const LogicalLine& line) {
       "<" { emit(Tok::LT); continue; }
       "=" { emit(Tok::EQ); continue; }
       ":" { emit(Tok::COLON); continue; }
+      "^" { emit(Tok::CARET); continue; }
+      "$" { emit(Tok::DOLLAR); continue; }
       * { fail(std::string("unexpected character '") + std::string(tokStart, YYCURSOR) + "'", tokStart); return out; }
     */
   }

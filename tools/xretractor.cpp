@@ -57,7 +57,8 @@ void report(const std::string& file, const ir::SrcLoc& loc, const std::string& m
 }
 
 // Parses and compiles; prints the error and returns its exit code on failure.
-int compileFile(const std::string& argv0, const std::string& file, const ir::Options& opt, ir::Plan& out) {
+// Warnings are printed located; with `strict` they are errors.
+int compileFile(const std::string& argv0, const std::string& file, const ir::Options& opt, ir::Plan& out, bool strict) {
   struct stat st {};
   if (stat(file.c_str(), &st) != 0) {
     fmt::print("{}: fatal error: file {} does not exist.\n", argv0, file);
@@ -86,7 +87,11 @@ int compileFile(const std::string& argv0, const std::string& file, const ir::Opt
   std::stringstream ss;
   ss << in.rdbuf();
   try {
-    auto statements = rql::parseText(ss.str());
+    std::vector<ir::Warning> warnings;
+    auto statements = rql::parseText(ss.str(), &warnings);
+    for (auto& w : warnings)
+      fmt::print(stderr, "{}:{}:{}: {}: {}\n", file, w.loc.line, w.loc.col, strict ? "error" : "warning", w.message);
+    if (strict && !warnings.empty()) return kExitCheck;
     if (statements.empty()) {
       fmt::print(stderr, "{}: error: empty file: no statement found\n", file);
       return kExitCheck;
@@ -152,6 +157,8 @@ int compileMode(int argc, char** argv) {
   app.add_option("--disable-pass", disabled, kPassNames);
   bool disasm = false;
   app.add_flag("--disasm", disasm, "print each stream's VM bytecode instead of the plan");
+  bool strict = false;
+  app.add_flag("--strict", strict, "treat warnings (grouping, deprecated forms) as errors");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -179,7 +186,7 @@ int compileMode(int argc, char** argv) {
     return kExitFatal;
   }
   ir::Plan plan;
-  if (int rc = compileFile(argv0, queryFile, opt, plan)) return rc;
+  if (int rc = compileFile(argv0, queryFile, opt, plan, strict)) return rc;
   if (quiet) return 0;
   if (disasm) {
     fmt::print("{}", vm::disassemble(plan));
@@ -201,7 +208,7 @@ struct RunArgs {
   std::string queryFile, name, limitText, jitTier = "auto";
   int64_t limit = 0;
   bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false,
-       untilEof = false, interpret = false, cleanup = false, noFuse = false;
+       untilEof = false, interpret = false, cleanup = false, noFuse = false, strict = false;
   int threads = 0, blockSlots = 0, spinUs = 0;
   std::vector<std::string> disabled;
 };
@@ -221,6 +228,7 @@ void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
   app.add_flag("-f,--no-clock", a.noClock, "do not wait for slot deadlines (offline run)");
   app.add_flag("-u,--until-eof", a.untilEof, "stop when a source runs out of data");
   app.add_flag("--interpret", a.interpret, "run field programs on the bytecode VM");
+  app.add_flag("--strict", a.strict, "treat warnings (grouping, deprecated forms) as errors");
   app.add_option("--threads", a.threads, "worker threads (default: all cores; 1 = serial)");
   app.add_option("--spin-us", a.spinUs,
                  "clocked: spend the last N microseconds before each slot's deadline spinning "
@@ -396,7 +404,7 @@ int runMode(int argc, char** argv) {
   copt.historyBudgetBytes = gConfig.historyMemoryMib << 20;
   if (!disablePasses(a.disabled, copt)) return kExitArgs;
   ir::Plan plan;
-  if (int rc = compileFile(argv[0], a.queryFile, copt, plan)) return rc;
+  if (int rc = compileFile(argv[0], a.queryFile, copt, plan, a.strict)) return rc;
   const std::optional<std::string> storageDir = existingStorageDir(plan);
   if (a.verbose) fmt::print("{}", ir::dumpPlan(plan));
   if (int rc = inst.open(storageDir, a.queryFile)) return rc;

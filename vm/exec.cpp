@@ -173,6 +173,14 @@ struct Exec {
     });
   }
   template <class T>
+  void POW(const Instr&) {
+    arith<T>([](Slot& b, Slot& a) {
+      typename T::C r;
+      if (ir::val::pow(T::get(b), T::get(a), r)) T::set(b, r);
+      else b.null = 1;
+    });
+  }
+  template <class T>
   void NEG(const Instr&) {
     Slot& s = top();
     if (!s.null) T::set(s, ir::val::neg(T::get(s)));

@@ -34,6 +34,7 @@ Family binaryFamily(ir::Op op) {
     case ir::Op::SUBTRACT: return Family::SUB;
     case ir::Op::MULTIPLY: return Family::MUL;
     case ir::Op::DIVIDE: return Family::DIV;
+    case ir::Op::POWER: return Family::POW;
     case ir::Op::CMP_EQUAL: return Family::EQ;
     case ir::Op::CMP_NOT_EQUAL: return Family::NE;
     case ir::Op::CMP_LT: return Family::LT;
@@ -111,7 +112,8 @@ struct Lowerer {
       case ir::Op::ADD:
       case ir::Op::SUBTRACT:
       case ir::Op::MULTIPLY:
-      case ir::Op::DIVIDE: {
+      case ir::Op::DIVIDE:
+      case ir::Op::POWER: {
         if (l == Type::STRING || r == Type::STRING) {
           if (op != ir::Op::ADD) fail("strings support only + (concatenation)");
           convert(1, Type::STRING);
@@ -208,6 +210,7 @@ struct Lowerer {
         case ir::Op::SUBTRACT:
         case ir::Op::MULTIPLY:
         case ir::Op::DIVIDE:
+        case ir::Op::POWER:
         case ir::Op::CMP_EQUAL:
         case ir::Op::CMP_NOT_EQUAL:
         case ir::Op::CMP_LT:

@@ -27,6 +27,9 @@
   F(SUB, ARITH, NONE, NON_STRING, PROPAGATE, "b - a", __VA_ARGS__)                                                  \
   F(MUL, ARITH, NONE, NON_STRING, PROPAGATE, "b * a", __VA_ARGS__)                                                  \
   F(DIV, ARITH, NONE, NON_STRING, INTRODUCE, "b / a; a zero divisor gives NULL", __VA_ARGS__)                       \
+  F(POW, ARITH, NONE, NON_STRING, INTRODUCE,                                                                        \
+    "b ^ a: an integral power of an exact type multiplies, else floating point; a non-finite result gives NULL",  \
+    __VA_ARGS__)                                                                                                     \
   F(NEG, NUM, NONE, NON_STRING, PROPAGATE, "negate a (BYTE and UINT: bitwise complement)", __VA_ARGS__)             \
   F(EQ, ALL, NONE, NON_STRING, PROPAGATE, "b = a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)      \
   F(NE, ALL, NONE, NON_STRING, PROPAGATE, "b != a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)     \

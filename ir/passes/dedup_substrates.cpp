@@ -84,6 +84,13 @@ const std::string* refName(const Token& t, std::string& buf) {
   return &buf;
 }
 
+bool sameFieldPrograms(const Query& a, const Query& b) {
+  if (a.schema.size() != b.schema.size()) return false;
+  for (size_t i = 0; i < a.schema.size(); ++i)
+    if (a.schema[i].program != b.schema[i].program) return false;
+  return true;
+}
+
 size_t hashKey(const Query& q) {
   size_t h = std::hash<int64_t>()(q.interval.num) * 31 + std::hash<int64_t>()(q.interval.den);
   for (auto& t : q.program) {
@@ -146,6 +153,9 @@ struct Dedup {
       const Query& it2 = p.queries[b];
       if (it2.interval != it.interval || it2.program != it.program || !sameFieldShapes(it, it2)) continue;
       if (!it2.isSubstrat && !passesThrough(p, it2)) continue;
+      // A substrate that computes its fields (the expression of MIN(x : W))
+      // equals only one computing the same.
+      if (!sameFieldPrograms(it, it2) && (!passesThrough(p, it) || !passesThrough(p, it2))) continue;
       return b;
     }
     return n;

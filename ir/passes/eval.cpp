@@ -64,6 +64,9 @@ std::optional<C> arith(Op op, C l, C r) {
     case Op::DIVIDE:
       if (!ir::val::div(l, r, v)) return std::nullopt;  // NULL at run time
       return v;
+    case Op::POWER:
+      if (!ir::val::pow(l, r, v)) return std::nullopt;
+      return v;
     default: return std::nullopt;
   }
 }
@@ -83,6 +86,16 @@ std::optional<Value> binary(Op op, const Value& l, const Value& r) {
   }
   Type t = std::max(lt, rt);
   if (t == Type::BYTE) t = Type::INTEGER;
+  if (op == Op::POWER && t == Type::INTEGER) {  // in the type itself: the run-time value, wrapping included
+    auto v = arith<int32_t>(op, int32_t(*asInt(l)), int32_t(*asInt(r)));
+    if (!v) return std::nullopt;
+    return Value(*v);
+  }
+  if (op == Op::POWER && t == Type::UINT) {
+    auto v = arith<uint32_t>(op, uint32_t(*asInt(l)), uint32_t(*asInt(r)));
+    if (!v) return std::nullopt;
+    return Value(*v);
+  }
   if (t == Type::INTEGER || t == Type::UINT) {
     auto w = arith<int64_t>(op, *asInt(l), *asInt(r));  // exact: no fold when it does not fit
     if (!w) return std::nullopt;
@@ -157,7 +170,8 @@ std::optional<Value> evalConstant(const Program& prog) {
       case Op::ADD:
       case Op::SUBTRACT:
       case Op::MULTIPLY:
-      case Op::DIVIDE: {
+      case Op::DIVIDE:
+      case Op::POWER: {
         if (st.size() < 2) return std::nullopt;
         Value r = st.back();
         st.pop_back();

@@ -92,11 +92,7 @@ void snapshotNamedSourceRefs(Plan& p) {
 
 void extractIntermediateStreams(Plan& p) {
   intervalSort(p);
-  std::string profile = "DEFAULT";
-  if (auto* s = p.find(":SUBSTRAT")) {
-    profile = s->filename;
-    for (auto& c : profile) c = char(toupper((unsigned char)c));
-  }
+  const std::string profile = substrateProfile(p);
   // Innermost-leftmost first: the first operator token of the program is cut
   // out with its operands and replaced by the new stream's name, until one
   // stream operator is left. Done in one pass over the program: the tokens
@@ -107,7 +103,7 @@ void extractIntermediateStreams(Plan& p) {
     Program prog = std::move(p.queries[i].program);
     int operators = 0;  // stream operators still in the program
     for (auto& t : prog)
-      if (isStreamOperator(t.op)) ++operators;
+      if (isStreamOperator(t.op) || isReducer(t.op)) ++operators;
     Program done;  // the processed prefix
     done.reserve(prog.size());
     size_t at = 0;
@@ -123,7 +119,7 @@ void extractIntermediateStreams(Plan& p) {
         throw FatalError(std::string("compiler::extractIntermediateStreams: operator '") + opName(t.op) +
                          "' in query '" + q.id + "' has " + std::to_string(done.size()) + " preceding tokens, needs " +
                          std::to_string(argc));
-      if (isStreamOperator(t.op)) --operators;
+      if (isStreamOperator(t.op) || isReducer(t.op)) --operators;
       Program seg(std::make_move_iterator(done.end() - argc), std::make_move_iterator(done.end()));
       done.resize(done.size() - size_t(argc));
       seg.push_back(std::move(t));

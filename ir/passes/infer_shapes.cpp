@@ -54,7 +54,7 @@ struct Inference {
 
   // Arithmetic and comparisons.
   static std::optional<Shape> binary(Op op, const Shape& l, const Shape& r) {
-    if (op == Op::ADD || op == Op::SUBTRACT || op == Op::MULTIPLY || op == Op::DIVIDE) {
+    if (op == Op::ADD || op == Op::SUBTRACT || op == Op::MULTIPLY || op == Op::DIVIDE || op == Op::POWER) {
       if (op == Op::ADD && (l.type == Type::STRING || r.type == Type::STRING)) {
         int64_t w = int64_t(l.type == Type::STRING ? l.rarray : 0) + (r.type == Type::STRING ? r.rarray : 0);
         return stringOf(int(std::min<int64_t>(w, INT32_MAX)));
@@ -132,6 +132,7 @@ struct Inference {
         case Op::SUBTRACT:
         case Op::MULTIPLY:
         case Op::DIVIDE:
+        case Op::POWER:
         case Op::CMP_EQUAL:
         case Op::CMP_LT:
         case Op::CMP_GT:
@@ -140,6 +141,8 @@ struct Inference {
         case Op::CMP_NOT_EQUAL: {
           if (st.size() < 2) return std::nullopt;
           Shape r = pop(), l = pop();
+          if (t.op == Op::POWER && (l.type == Type::STRING || r.type == Type::STRING))
+            throw CompileError("Stream '" + q.id + "': '^' takes numbers, not text", q.loc);
           auto s = binary(t.op, l, r);
           if (!s) return std::nullopt;
           st.push_back(*s);

@@ -18,6 +18,13 @@ void topoSort(Plan& p);
 void dropDead(Plan& p, const std::vector<char>& dead);  // keeps the entries not marked, in order      // depth-first
                                                         // post-order over FROM operands; collapses duplicate ids
 
+// volatility.cpp
+std::string substrateProfile(const Plan& p);  // SUBSTRAT's profile; MEMORY under DEFAULT VOLATILE
+void applyDefaultVolatility(Plan& p);
+
+// history_aggregates.cpp
+void placeHistoryAggregates(Plan& p);  // MIN(x : W) placeholders -> the FROM operand's element
+
 // extract_substrates.cpp
 void snapshotNamedSourceRefs(Plan& p);
 void extractIntermediateStreams(Plan& p);

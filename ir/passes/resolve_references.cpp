@@ -1,6 +1,7 @@
 // Field references written by the user (`s[k]`, `s.f`, `f`) become
 // PUSH_ID(stream, flat element index).
 #include <cctype>
+#include <optional>
 #include <unordered_map>
 
 #include "passes.hpp"
@@ -49,6 +50,30 @@ struct Resolver {
     return false;
   }
 
+  // The FROM streams a bare name is searched in.
+  static std::vector<std::string> candidatesOf(const Query& q) {
+    Args a = getArgs(q.program);
+    std::vector<std::string> c{a.a1};
+    if (a.size == 3 && (a.op.op == Op::STREAM_ADD || a.op.op == Op::STREAM_HASH)) c.push_back(a.a2);
+    return c;
+  }
+
+  // Element k of field `f` of a FROM stream, when no stream is named f.
+  std::optional<IdxPair> fieldElement(const Query& q, const std::string& f, int k, SrcLoc loc) {
+    for (auto& s : candidatesOf(q)) {
+      const Query& src = p.get(s);
+      for (auto& fl : src.schema) {
+        if (fl.name != f) continue;
+        if (k >= fl.flatCount())
+          throw CompileError("stream '" + q.id + "': " + f + "[" + std::to_string(k) + "] is outside field " + f +
+                                 " of " + s + " (" + std::to_string(fl.flatCount()) + " elements)",
+                             loc);
+        return IdxPair(s, of(src).first.at(f) + k);
+      }
+    }
+    return std::nullopt;
+  }
+
   void resolveProgram(Query& q, Program& prog, SrcLoc loc, bool isField) {
     for (auto& t : prog) {
       switch (t.op) {
@@ -62,6 +87,12 @@ struct Resolver {
             k = std::stoi(digits);
           } catch (...) {
             throw CompileError("index out of range in " + text, loc);
+          }
+          if (!p.find(name) && name != q.id) {
+            if (auto e = fieldElement(q, name, k, loc)) {  // `a[1]`: element 1 of array field a
+              t = Token(Op::PUSH_ID, *e);
+              break;
+            }
           }
           t = Token(Op::PUSH_ID, IdxPair(std::move(name), k));
           break;
@@ -80,9 +111,7 @@ struct Resolver {
         }
         case Op::PUSH_ID3: {
           const std::string f = std::get<std::string>(t.v);
-          Args a = getArgs(q.program);
-          std::vector<std::string> candidates{a.a1};
-          if (a.size == 3 && (a.op.op == Op::STREAM_ADD || a.op.op == Op::STREAM_HASH)) candidates.push_back(a.a2);
+          const std::vector<std::string> candidates = candidatesOf(q);
           bool found = false;
           for (auto& s : candidates) {
             const Names& n = of(p.get(s));

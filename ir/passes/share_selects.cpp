@@ -168,11 +168,7 @@ bool shareEquivalentSelectComputations(Plan& p) {
     for (auto& q : p.queries)
       if (auto fp = fpr.query(q)) groups[*fp].push_back(q.id);
   }
-  std::string profile = "DEFAULT";
-  if (auto* s = p.find(":SUBSTRAT")) {
-    profile = s->filename;
-    for (auto& c : profile) c = char(toupper((unsigned char)c));
-  }
+  const std::string profile = substrateProfile(p);
   bool changed = false;
   // Positions of the first entry of every id; the loop below only appends.
   std::unordered_map<std::string, size_t> first;

@@ -253,6 +253,7 @@ struct Simplifier {
         case Op::SUBTRACT:
         case Op::MULTIPLY:
         case Op::DIVIDE:
+        case Op::POWER:
         case Op::CMP_EQUAL:
         case Op::CMP_LT:
         case Op::CMP_GT:

@@ -63,12 +63,12 @@ std::string who(const Query& q) {
 int64_t substratesOf(const Query& q) {
   int64_t streamOps = 0;
   for (auto& t : q.program)
-    if (isStreamOperator(t.op)) ++streamOps;
+    if (isStreamOperator(t.op) || isReducer(t.op)) ++streamOps;
   if (streamOps <= 1) return 0;
   int64_t n = 0, seen = 0;
   for (auto& t : q.program) {
     if (t.op == Op::PUSH_STREAM || t.op == Op::PUSH_VAL) continue;
-    if (isStreamOperator(t.op) && ++seen == streamOps) break;
+    if ((isStreamOperator(t.op) || isReducer(t.op)) && ++seen == streamOps) break;
     ++n;
   }
   return n;

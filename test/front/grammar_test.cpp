@@ -316,9 +316,20 @@ TEST_CASE("FROM grammar: a shift or difference applies to a term, not to a sum",
   CHECK(fromOf("a-1/2+b") == "PUSH_STREAM(a) STREAM_SUBTRACT(1/2) PUSH_STREAM(b) STREAM_ADD");
   CHECK(fromOf("a&1/2#b") == "PUSH_STREAM(a) PUSH_VAL(1/2) STREAM_DEHASH_DIV PUSH_STREAM(b) STREAM_HASH");
   CHECK(fromOf("(a+b)>1") == "PUSH_STREAM(a) PUSH_STREAM(b) STREAM_ADD STREAM_TIMEMOVE(1)");
-  CHECK(syntaxError("SELECT * STREAM t FROM a+b>1\n"));
-  CHECK(syntaxError("SELECT * STREAM t FROM a>1>2\n"));
+  CHECK(fromOf("a+b>1") == "PUSH_STREAM(a) PUSH_STREAM(b) STREAM_TIMEMOVE(1) STREAM_ADD");  // as the book: + is loosest
+  CHECK(fromOf("a>1>2") == "PUSH_STREAM(a) STREAM_TIMEMOVE(1) STREAM_TIMEMOVE(2)");
   CHECK(syntaxError("SELECT * STREAM t FROM a@(-1,2)\n"));
+}
+
+TEST_CASE("FROM grammar: postfix forms chain, reducers are primaries", "[grammar][from]") {
+  CHECK(fromOf("a@(1,4)&2") == "PUSH_STREAM(a) STREAM_AGSE(1,4) PUSH_VAL(2/1) STREAM_DEHASH_DIV");
+  CHECK(fromOf("a#b&2") == "PUSH_STREAM(a) PUSH_STREAM(b) PUSH_VAL(2/1) STREAM_DEHASH_DIV STREAM_HASH");
+  CHECK(fromOf("MIN(a)") == "PUSH_STREAM(a) STREAM_MIN");
+  CHECK(fromOf("min(a)") == "PUSH_STREAM(a) STREAM_MIN");
+  CHECK(fromOf("SUMC(a@(1,5))") == "PUSH_STREAM(a) STREAM_AGSE(1,5) STREAM_SUM");
+  CHECK(fromOf("MIN(a)#MAX(b)") == "PUSH_STREAM(a) STREAM_MIN PUSH_STREAM(b) STREAM_MAX STREAM_HASH");
+  CHECK(fromOf("a.max>1") == "PUSH_STREAM(a) STREAM_MAX STREAM_TIMEMOVE(1)");
+  CHECK(fromOf("(a+b).avg") == "PUSH_STREAM(a) PUSH_STREAM(b) STREAM_ADD STREAM_AVG");
 }
 
 TEST_CASE("an ad hoc statement's kind comes from its first word", "[grammar][adhoc]") {

@@ -171,8 +171,14 @@ TEST_CASE("lexer: numbers", "[lexer][numbers]") {
   CHECK(lex("42") == "integer:42");
   CHECK(lex("0.25 .5 5.") == "decimal number:0.25 decimal number:.5 decimal number:5.");
   CHECK(lex("1/10") == "integer:1 '/' integer:10");
-  // A '-' is its own token; the grammar makes it part of a literal.
-  CHECK(lex("-5") == "'-' integer:5");
+  // A '-' directly before a number is part of it unless an operand ends before it.
+  CHECK(lex("-5") == "integer:-5");
+  CHECK(lex("(-2.5") == "'(' decimal number:-2.5");
+  CHECK(lex("x-5") == "identifier:x '-' integer:5");
+  CHECK(lex("x[0]-5 )-5 2-5") ==
+        "identifier:x '[' integer:0 ']' '-' integer:5 ')' '-' integer:5 integer:2 '-' integer:5");
+  CHECK(lex("x*-5") == "identifier:x '*' integer:-5");
+  CHECK(lex("- 5") == "'-' integer:5");
   // Exponent notation is lexed but accepted by no rule.
   CHECK(lexFails("1E5"));
   CHECK(lexFails("2.5E-3"));

@@ -86,10 +86,10 @@ struct Gen {
       case 0:
       case 1:
       case 2: {
-        static const Op ops[] = {Op::ADD, Op::SUBTRACT, Op::MULTIPLY, Op::DIVIDE};
+        static const Op ops[] = {Op::ADD, Op::SUBTRACT, Op::MULTIPLY, Op::DIVIDE, Op::POWER};
         expr(p, depth - 1);
         expr(p, depth - 1);
-        p.push_back(Token(ops[pick(4)]));
+        p.push_back(Token(ops[pick(5)]));
         return;
       }
       case 3: {
