@@ -622,6 +622,8 @@ operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = f
            bool reads = false;
            for (auto& t : e.p) {
              if (t.op == ir::Op::PUSH_WINDOW_AGG) throw ir::CompileError("history aggregates do not nest", @1);
+             if (t.op == ir::Op::PUSH_IDX)
+               throw ir::CompileError(word + "(x : W) over s[_] is not supported; write one aggregate per element", @3);
              if (t.op == ir::Op::PUSH_ID1 || t.op == ir::Op::PUSH_ID2 || t.op == ir::Op::PUSH_ID3 || t.op == ir::Op::PUSH_IDX) reads = true;
            }
            if (!reads) throw ir::CompileError(word + "(x : W) over a constant: the expression must read a field", @3);

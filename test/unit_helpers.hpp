@@ -68,6 +68,17 @@ inline std::string order(const ir::Plan& p) { return order(p.queries); }
 // The statements of a text, as the parser lowers them (no compilation).
 inline std::vector<ir::Query> parse(const std::string& text) { return rql::parseText(text); }
 
+// The message of the E a text's parse throws, or "" when it parses.
+template <class E>
+std::string errorOf(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const E& e) {
+    return e.what();
+  }
+  return "";
+}
+
 inline const ir::Query& stmt(const std::vector<ir::Query>& qs, const std::string& id) {
   for (auto& q : qs)
     if (q.id == id) return q;

@@ -2,6 +2,7 @@
 // DEFAULT VOLATILE / PERSISTENT and the grouping warnings (docs/rql.md).
 #include "../unit_helpers.hpp"
 
+using ut::errorOf;
 using ut::field;
 using ut::parse;
 using ut::stmt;
@@ -20,16 +21,6 @@ std::vector<ir::Warning> warningsOf(const std::string& text) {
   std::vector<ir::Warning> w;
   rql::parseText(text, &w);
   return w;
-}
-
-template <class E>
-std::string errorOf(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
 }
 
 ir::Plan compiled(const std::string& text) { return ir::compile(rql::parseText(text), ir::defaultOptions()); }
@@ -114,6 +105,8 @@ TEST_CASE("stream generator errors", "[grammar][generators][errors]") {
              Catch::Contains("collides"));
   CHECK_THAT(errorOf<CE>(std::string(kCells) + "SELECT cells[$] STREAM plain FROM cells\n"),
              Catch::Contains("outside a stream generator"));
+  CHECK_THAT(errorOf<CE>(std::string(kCells) + "SELECT MAX(cells[_] : 2) STREAM m FROM cells\n"),
+             Catch::Contains("s[_] is not supported"));
   CHECK_THAT(errorOf<CE>(std::string(kCells) + "SELECT cells[$] STREAM cell[149] FROM cells\n"),
              Catch::Contains("limit of 148"));
   CHECK_THROWS_AS(rql::parseStatement("SELECT cells[$] STREAM cell[2] FROM cells"), rql::SyntaxError);

@@ -1,6 +1,7 @@
 // Grammar and lowering to IR token programs (language.md §3–§5, compiler.md §4).
 #include "../unit_helpers.hpp"
 
+using ut::errorOf;
 using ut::field;
 using ut::parse;
 using ut::stmt;
@@ -28,16 +29,6 @@ bool syntaxError(const std::string& text) {
     return true;
   }
   return false;
-}
-
-template <class E>
-std::string errorOf(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const E& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace
