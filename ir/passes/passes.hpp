@@ -90,7 +90,7 @@ void checkHistoryBudget(const Plan& p);
 void validateDirectives(const Plan& p);
 void validateConstraints(const Plan& p);
 void checkDuplicateNames(const Plan& p);
-// Per stream: field <= 64 KiB, record <= 1 MiB, <= 2^18 elements; the whole
+// Per stream: field <= 65536 elements (STRING: bytes), record <= 1 MiB, <= 2^18 elements; the whole
 // plan: at most kMaxPlanElements elements and kMaxPlanTokens field tokens.
 void checkPlanLimits(const Plan& p);
 

@@ -172,25 +172,28 @@ void PlanBudget::add(const Query& q, int64_t newElements, int64_t newTokens) {
 }
 
 void checkPlanLimits(const Plan& p) {
-  constexpr int64_t kField = 65536, kRecord = 1 << 20, kElements = 1 << 18;
   int64_t totalElements = 0, totalTokens = 0;
   for (auto& q : p.queries) {
     int64_t bytes = 0, elems = 0;
     for (auto& f : q.schema) {
-      int64_t fb = int64_t(f.rlen) * f.rarray;
-      if (fb > kField)
-        throw CompileError(
-            "field '" + f.name + "' of stream '" + q.id + "' has " + std::to_string(fb) + " bytes; the limit is 65536",
-            q.loc);
+      const int64_t fb = int64_t(f.rlen) * f.rarray;
+      // A field's length counts its elements; a STRING's, its bytes.
+      const bool text = f.type == Type::STRING;
+      const int64_t length = text ? fb : f.rarray;
+      if (length > kMaxFieldLength)
+        throw CompileError("field '" + f.name + "' of stream '" + q.id + "' has " + std::to_string(length) +
+                               (text ? " bytes" : " elements") + "; the limit is " + std::to_string(kMaxFieldLength),
+                           q.loc);
       bytes += fb;
-      elems += f.type == Type::STRING ? 1 : f.rarray;
+      elems += text ? 1 : f.rarray;
     }
-    if (bytes > kRecord)
+    if (bytes > kMaxRecordBytes)
       throw CompileError(
           "a record of stream '" + q.id + "' has " + std::to_string(bytes) + " bytes; the limit is 1 MiB", q.loc);
-    if (elems > kElements)
-      throw CompileError(
-          "a record of stream '" + q.id + "' has " + std::to_string(elems) + " elements; the limit is 262144", q.loc);
+    if (elems > kMaxRecordElements)
+      throw CompileError("a record of stream '" + q.id + "' has " + std::to_string(elems) + " elements; the limit is " +
+                             std::to_string(kMaxRecordElements),
+                         q.loc);
     totalElements += elems;
     if (totalElements > kMaxPlanElements) tooManyElements(q, totalElements);
     totalTokens += programTokens(q);
