@@ -91,6 +91,11 @@ static void checkLimit(const char* what, int64_t v, int64_t limit, const ir::Src
     throw ir::CompileError(std::string(what) + " " + std::to_string(v) + " exceeds the limit " + std::to_string(limit),
                            loc);
 }
+static int retentionCapacity(const std::string& text, const ir::SrcLoc& loc) {
+  const int n = toCount(text, loc);
+  if (n <= 0) throw ir::CompileError("RETENTION capacity must be greater than zero, got " + text, loc);
+  return n;
+}
 // Nesting (in yylex) and expression size are limited as programs are built:
 // operands are copied into their operator's program at every level, so deep
 // nesting over a long expression would cost their product.
@@ -327,8 +332,8 @@ opt_select_file: %empty
                ;
 
 opt_retention: %empty
-             | RETENTION DECIMAL { ctx.pendingRetention = {toCount($2, @2), -1}; }
-             | RETENTION DECIMAL DECIMAL { ctx.pendingRetention = {toCount($2, @2), toCount($3, @3)}; }
+             | RETENTION DECIMAL { ctx.pendingRetention = {retentionCapacity($2, @2), -1}; }
+             | RETENTION DECIMAL DECIMAL { ctx.pendingRetention = {retentionCapacity($2, @2), toCount($3, @3)}; }
              ;
 
 opt_volatile: %empty | VOLATILE { ctx.pendingVolatile = true; } ;

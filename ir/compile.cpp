@@ -55,6 +55,7 @@ void compilePlan(Plan& p) {
   checkDuplicateNames(p);
   checkPlanLimits(p);
   validateDirectives(p);
+  validateRetention(p);
   checkOperands(p);
   bool anyQuery = false;
   for (auto& q : p.queries)

@@ -211,6 +211,32 @@ void validateDirectives(const Plan& p) {
   }
 }
 
+// The RETENTION forms a SELECT's store takes: `RETENTION c s` segments a file
+// store (DEFAULT, DIRECT), a one-number `RETENTION n` sizes a memory ring
+// (STORAGE MEMORY, VOLATILE). Runs before substrates exist: every policy ring
+// of a SELECT that is not VOLATILE then comes from a one-number RETENTION.
+void validateRetention(const Plan& p) {
+  for (auto& q : p.queries) {
+    if (q.isDirective() || q.isDeclaration() || q.isSubstrat) continue;
+    std::string profile = q.storageProfile;
+    for (auto& c : profile) c = char(toupper((unsigned char)c));
+    const bool memory = q.isVolatile || profile == "MEMORY";
+    const std::string where = q.isVolatile ? "VOLATILE" : "STORAGE " + profile;
+    if (q.retentionCapacity > 0 && memory)
+      throw CompileError("RETENTION " + std::to_string(q.retentionCapacity) + " " +
+                             std::to_string(q.retentionSegments) + " of stream '" + q.id +
+                             "' is segmented retention on a RAM store (" + where + "); write RETENTION " +
+                             std::to_string(q.retentionCapacity) + " to size its ring",
+                         q.loc);
+    if (q.policyCapacity > 0 && !q.isVolatile && !memory)
+      throw CompileError("RETENTION " + std::to_string(q.policyCapacity) + " of stream '" + q.id +
+                             "' has no segment count; on a file store (" + where + ") write RETENTION " +
+                             std::to_string(q.policyCapacity) +
+                             " <segments>; a one-number RETENTION sizes a MEMORY or VOLATILE ring",
+                         q.loc);
+  }
+}
+
 // A rule reads the record its stream wrote: element k of every reference in
 // its condition is output field k, which must exist.
 static void checkRuleReferences(const Query& q) {

@@ -267,6 +267,41 @@ TEST_CASE("to_string widths must be positive and within the field limit", "[limi
         "STRING 1x65536");
 }
 
+TEST_CASE("storage RETENTION capacities must be positive", "[limits][retention]") {
+  const std::string s = decl("s");
+  Refusal c = refusal(s + "SELECT * STREAM q FROM s RETENTION 0 2\n");
+  CHECK(c.message == "RETENTION capacity must be greater than zero, got 0");
+  CHECK(c.loc.col == 36);
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 0 STORAGE MEMORY\n").message ==
+        "RETENTION capacity must be greater than zero, got 0");
+  // Segments may be 0: no limit on disk segments.
+  CHECK(testing::compileText(s + "SELECT * STREAM q FROM s RETENTION 5 0\n").get("q").retentionCapacity == 5);
+}
+
+TEST_CASE("RETENTION c s segments a file store; a one-number RETENTION sizes a memory ring", "[limits][retention]") {
+  const std::string s = decl("s");
+  for (const std::string ok : {"RETENTION 100 4", "RETENTION 100 4 STORAGE DIRECT", "RETENTION 100 STORAGE MEMORY",
+                               "RETENTION 100 VOLATILE", "RETENTION 100 4 STORAGE POSIX"}) {
+    INFO(ok);
+    CHECK_NOTHROW(testing::compileText(s + "SELECT * STREAM q FROM s " + ok + "\n"));
+  }
+  CHECK(ut::parse(s + "SELECT * STREAM q FROM s RETENTION 100 STORAGE MEMORY\n").back().policyCapacity == 100);
+  Refusal f = refusal(s + "SELECT * STREAM q FROM s RETENTION 100 STORAGE DIRECT\n");
+  CHECK(f.message ==
+        "RETENTION 100 of stream 'q' has no segment count; on a file store (STORAGE DIRECT) write RETENTION 100 "
+        "<segments>; a one-number RETENTION sizes a MEMORY or VOLATILE ring");
+  CHECK(f.loc.line == 2);
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 7\n").message.find("(STORAGE DEFAULT) write RETENTION 7") !=
+        std::string::npos);
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 7 STORAGE posix\n").message.find("(STORAGE POSIX)") !=
+        std::string::npos);
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 100 4 STORAGE MEMORY\n").message ==
+        "RETENTION 100 4 of stream 'q' is segmented retention on a RAM store (STORAGE MEMORY); write RETENTION 100 "
+        "to size its ring");
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 100 4 VOLATILE\n").message.find("on a RAM store (VOLATILE)") !=
+        std::string::npos);
+}
+
 TEST_CASE("INTEGER[16384] arrays under wide windows, read by many streams", "[limits][arrays]") {
   std::string t = decl("s", "a INTEGER[16384]") + "SELECT * STREAM w FROM s@(1,65536)\n";
   for (int i = 0; i < 200; ++i)
