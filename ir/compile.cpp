@@ -86,6 +86,7 @@ void compilePlan(Plan& p) {
   checkHistoryBudget(p);
   validateConstraints(p);
   applyCapacitiesToStreams(p);
+  applyDefaultRetention(p);
   topoSort(p);
 }
 

@@ -85,6 +85,7 @@ void computeRequiredCapacities(Plan& p);
 int64_t windowDemand(int64_t F, int64_t k, int64_t w, int64_t origin, int64_t Wq, int64_t Ws);
 void applyCapacitiesToStreams(Plan& p);
 void checkHistoryBudget(const Plan& p);
+void applyDefaultRetention(Plan& p);  // storage.default_retention on DEFAULT/DIRECT streams without RETENTION
 
 // validate.cpp
 void validateDirectives(const Plan& p);

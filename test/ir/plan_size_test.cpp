@@ -302,6 +302,42 @@ TEST_CASE("RETENTION c s segments a file store; a one-number RETENTION sizes a m
         std::string::npos);
 }
 
+TEST_CASE("storage.default_retention: DEFAULT and DIRECT streams without RETENTION, substrates too",
+          "[limits][retention]") {
+  ir::Options o = ir::defaultOptions();
+  o.defaultRetention = {1000, 4};
+  ir::Plan p = ir::compile(ut::parse(decl("s") + decl("t", "b INTEGER") +
+                                     "SELECT * STREAM plain FROM s\n"
+                                     "SELECT * STREAM dir FROM s STORAGE DIRECT\n"
+                                     "SELECT * STREAM own FROM s RETENTION 20 2\n"
+                                     "SELECT * STREAM mem FROM s STORAGE MEMORY\n"
+                                     "SELECT * STREAM vol FROM s VOLATILE\n"
+                                     "SELECT * STREAM px FROM s STORAGE POSIX\n"
+                                     "SELECT * STREAM sum FROM (s > 1) + t\n"),
+                           o);
+  auto retention = [&](const std::string& id) {
+    const ir::Query& q = p.get(id);
+    return std::to_string(q.retentionCapacity) + " " + std::to_string(q.retentionSegments);
+  };
+  CHECK(retention("plain") == "1000 4");
+  CHECK(retention("dir") == "1000 4");
+  CHECK(retention("own") == "20 2");
+  CHECK(retention("mem") == "0 0");
+  CHECK(retention("vol") == "0 0");
+  CHECK(retention("px") == "0 0");
+  CHECK(retention("s") == "0 0");  // a declared source has no store
+  REQUIRE(testing::has(p, "STREAM_TIMEMOVE_1_s"));
+  CHECK(retention("STREAM_TIMEMOVE_1_s") == "1000 4");
+  CHECK(retention("sum") == "1000 4");
+  // A memory substrate keeps its ring only.
+  ir::Plan m = ir::compile(
+      ut::parse("SUBSTRAT 'memory'\n" + decl("s") + decl("t", "b INTEGER") + "SELECT * STREAM sum FROM (s > 1) + t\n"),
+      o);
+  CHECK(m.get("STREAM_TIMEMOVE_1_s").retentionCapacity == 0);
+  // Without the key nothing changes.
+  CHECK(testing::compileText(decl("s") + "SELECT * STREAM q FROM s\n").get("q").retentionCapacity == 0);
+}
+
 TEST_CASE("INTEGER[16384] arrays under wide windows, read by many streams", "[limits][arrays]") {
   std::string t = decl("s", "a INTEGER[16384]") + "SELECT * STREAM w FROM s@(1,65536)\n";
   for (int i = 0; i < 200; ++i)
