@@ -55,6 +55,8 @@ std::string Engine::Impl::closeArtifacts(Stream& s, int rotation) {
     } catch (const std::exception& e) {
       note(e);
     }
+    // Under ROTATION a file store's index goes with its data: X.meta.old<N> beside X.old<N>.
+    if (rotation >= 0 && s.files.meta && !s.files.store->files().empty()) s.files.meta->rotate(rotation);
     try {
       s.files.store->close(rotation);
     } catch (const std::exception& e) {

@@ -2,12 +2,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <fstream>
 #include <numeric>
 
 #include "engine/engine_impl.hpp"
 #include "engine/operators/operators.hpp"
 #include "ir/passes/passes.hpp"
+#include "storage/artifacts.hpp"
 #include "storage/source.hpp"
 #if RDB_WITH_JIT
 #include "jit/jit.hpp"
@@ -49,11 +49,14 @@ void Engine::Impl::prepare() {
     if (stat(storageDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       throw EngineError("storage: path '" + storageDir + "' is not a directory");
   }
+  // A counter file that is there but holds no session number stops the start
+  // before any artifact is touched (book rotation.md).
   if (!rotationFile.empty()) {
-    std::ifstream in(rotationFile);
-    long long n = 0;
-    if (in >> n) rotation = int(n);
-    else rotation = 0;
+    try {
+      rotation = storage::readRotationCounter(rotationFile);
+    } catch (const storage::StorageError& e) {
+      throw EngineError(e.what());
+    }
   }
 
   // Streams in plan order; the final topological order puts producers first.
@@ -102,7 +105,15 @@ void Engine::Impl::prepare() {
     s->hist.commit();
   }
   if (!opt.interpret) compileNative(computed, "plan");
-  if (rotation >= 0) nextRotation();
+  if (rotation >= 0) {
+    // This session's number is reserved before it runs: a crash costs a number, never an archive.
+    nextRotation();
+    try {
+      storage::writeRotationCounter(rotationFile, rotation + 1);
+    } catch (const storage::StorageError& e) {
+      throw EngineError(e.what());
+    }
+  }
   buildGraph();
 }
 
@@ -167,10 +178,6 @@ void Engine::finish() {
     if (failed.empty()) failed = err;
     else if (!err.empty()) fprintf(stderr, "FATAL: %s\n", err.c_str());  // the first one is thrown
     if (s->declared && s->q->isDisposable) m.removeDisposable(*s);
-  }
-  if (m.rotation >= 0) {
-    std::ofstream out(m.rotationFile, std::ios::trunc);
-    out << (m.rotation + 1);
   }
   if (!failed.empty()) throw EngineError(failed);
 }

@@ -101,7 +101,8 @@ class Engine {
   // Removes a stream imported ad hoc that nothing else reads (with the ad hoc
   // substrates only it used). Its artifacts stay on disk. "OK" or the reason.
   std::string removeStream(const std::string& id);
-  // Closes artifacts (rotation renames, counter update).
+  // Closes artifacts (under ROTATION: renames to the archives of this session, whose
+  // number prepare() reserved in the counter file).
   void finish();
   // After finish(): an ad hoc JIT compile was still running and was left to
   // itself. Every artifact is closed; the process should end with _exit so

@@ -109,6 +109,18 @@ static ir::Rational ratOf(const std::string& n, const std::string& d, const ir::
   if (den == 0) throw SyntaxError("denominator of " + n + "/" + d + " is zero", loc);
   return ir::Rational(toCount(n, loc), den);
 }
+// A literal over its bound of ir/limits.hpp: "AGSE step 65537 exceeds the limit 65536".
+// The sign of a DUMP bound or a window width is no part of its reach.
+static void checkLimit(const char* what, int64_t v, int64_t limit, const ir::SrcLoc& loc) {
+  if (v > limit || v < -limit)
+    throw ir::CompileError(std::string(what) + " " + std::to_string(v) + " exceeds the limit " + std::to_string(limit),
+                           loc);
+}
+static int retentionCapacity(const std::string& text, const ir::SrcLoc& loc) {
+  const int n = toCount(text, loc);
+  if (n <= 0) throw ir::CompileError("RETENTION capacity must be greater than zero, got " + text, loc);
+  return n;
+}
 // Nesting (in yylex) and expression size are limited as programs are built:
 // operands are copied into their operator's program at every level, so deep
 // nesting over a long expression would cost their product.
@@ -442,9 +454,11 @@ field_decl: ID TYPE {
           | ID TYPE LBRACK DECIMAL RBRACK {
               int n = toCount($4, @4);
               if (n <= 0) throw ir::CompileError("array size of field '" + $1 + "' must be positive", @4);
-              if (int64_t(n) * ir::typeSize($2) > 65536)
-                throw ir::CompileError("field '" + $1 + "' has " + std::to_string(int64_t(n) * ir::typeSize($2)) +
-                                       " bytes; the limit is 65536", @4);
+              // Counted in elements (STRING[N]: N bytes); the record's bytes are the compiler's check.
+              if (n > ir::kMaxFieldLength)
+                throw ir::CompileError("field '" + $1 + "' has " + std::to_string(n) +
+                                       ($2 == ir::Type::STRING ? " bytes" : " elements") + "; the limit is " +
+                                       std::to_string(ir::kMaxFieldLength), @4);
               $$.name = $1; $$.type = $2; $$.rlen = ir::typeSize($2); $$.rarray = n;
             }
           ;
@@ -535,8 +549,8 @@ opt_select_file: %empty
                ;
 
 opt_retention: %empty
-             | RETENTION DECIMAL { ctx.pendingRetention = {toCount($2, @2), -1}; }
-             | RETENTION DECIMAL DECIMAL { ctx.pendingRetention = {toCount($2, @2), toCount($3, @3)}; }
+             | RETENTION DECIMAL { ctx.pendingRetention = {retentionCapacity($2, @2), -1}; }
+             | RETENTION DECIMAL DECIMAL { ctx.pendingRetention = {retentionCapacity($2, @2), toCount($3, @3)}; }
              ;
 
 opt_volatile: %empty | VOLATILE { ctx.pendingVolatile = true; } | PERSISTENT { ctx.pendingPersistent = true; } ;
@@ -615,9 +629,7 @@ operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = f
            const int w = toCount($5, @5);
            const std::string word = reducerWord($1);
            if (w <= 0) throw ir::CompileError("the window of " + word + "(x : W) must be positive, got " + $5, @5);
-           if (w > ir::kMaxWindowRecords)
-             throw ir::CompileError("the window of " + word + "(x : " + $5 + ") exceeds the limit " +
-                                    std::to_string(ir::kMaxWindowRecords), @5);
+           checkLimit("window", w, ir::kMaxHistoryReach, @5);
            Expr e = checked(std::move($3), @3);
            bool reads = false;
            for (auto& t : e.p) {
@@ -638,8 +650,11 @@ operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = f
        | ID LPAREN args RPAREN { $$ = call($1, std::move($3), @1); }
        | TO_STRING LPAREN args RPAREN { $$ = call($1, std::move($3), @1); }
        | TO_STRING LPAREN expr COLON DECIMAL RPAREN {
+           const int width = toCount($5, @5);
+           if (width == 0) throw ir::CompileError("to_string width 0 must be greater than zero", @5);
+           checkLimit("to_string width", width, ir::kMaxFieldLength, @5);
            $$ = checked(std::move($3), @3); $$.bareNumber = false;
-           $$.p.push_back(ir::Token(ir::Op::CALL2, ir::IdxPair("to_string", toCount($5, @5))));
+           $$.p.push_back(ir::Token(ir::Op::CALL2, ir::IdxPair("to_string", width)));
          }
        ;
 
@@ -668,7 +683,9 @@ sexpr: sexpr PLUS sshift { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::STR
 sshift: sshift GT DECIMAL {
           if ($1.top == ir::Op::STREAM_HASH)
             warn(ctx, @2, "'A # B > N' groups as (A # B) > N here, the book reads A # (B > N); add parentheses");
-          $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_TIMEMOVE, int32_t(toCount($3, @3)))}, @2);
+          const int n = toCount($3, @3);
+          checkLimit("time shift", n, ir::kMaxHistoryReach, @3);
+          $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_TIMEMOVE, int32_t(n))}, @2);
         }
       | sshift MINUS rational {
           if ($3.num <= 0) throw ir::CompileError("SUBTRACT target interval must be positive", @3);
@@ -695,9 +712,9 @@ spost: spost AMP rational {
      | spost AT LPAREN DECIMAL COMMA signed_int RPAREN {
          int k = toCount($4, @4);
          if (k <= 0) throw ir::CompileError("AGSE step must be > 0, got " + std::to_string(k), @4);
+         checkLimit("AGSE step", k, ir::kMaxHistoryReach, @4);
          if ($6 == 0) throw ir::CompileError("AGSE window width must not be zero", @6);
-         if ($6 > (1 << 18) || $6 < -(1 << 18))
-           throw ir::CompileError("AGSE window of " + std::to_string(std::abs($6)) + " elements; the limit is 262144 elements", @6);
+         checkLimit("AGSE window width", $6, ir::kMaxHistoryReach, @6);
          $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_AGSE, std::pair<int32_t, int32_t>(k, $6))}, @2);
        }
      | spost DOT reducer {
@@ -742,6 +759,8 @@ rule: RULE ID ON ID WHEN cond DO rule_action {
     ;
 
 rule_action: DUMP signed_int TO signed_int opt_dump_retention {
+               checkLimit("DUMP bound", $2, ir::kMaxHistoryReach, @2);
+               checkLimit("DUMP bound", $4, ir::kMaxHistoryReach, @4);
                if ($2 >= $4)
                  throw ir::CompileError("dump range invalid [" + std::to_string($2) + ".." + std::to_string($4) +
                                         "]: the left end must be smaller than the right end", @2);
@@ -751,7 +770,11 @@ rule_action: DUMP signed_int TO signed_int opt_dump_retention {
            ;
 
 opt_dump_retention: %empty { ctx.pendingRule.dumpRetention = 0; }
-                  | RETENTION DECIMAL { ctx.pendingRule.dumpRetention = toCount($2, @2); }
+                  | RETENTION DECIMAL {
+                      const int n = toCount($2, @2);
+                      checkLimit("DUMP RETENTION", n, ir::kMaxDumpRetention, @2);
+                      ctx.pendingRule.dumpRetention = n;
+                    }
                   ;
 
 cond: cond OR cond { $$ = std::move($1); append($$, $3, @2); $$.push_back(ir::Token(ir::Op::OR)); }

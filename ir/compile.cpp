@@ -56,6 +56,7 @@ void compilePlan(Plan& p) {
   checkPlanLimits(p);
   validateDirectives(p);
   applyDefaultVolatility(p);
+  validateRetention(p);
   checkOperands(p);
   bool anyQuery = false;
   for (auto& q : p.queries)
@@ -87,6 +88,7 @@ void compilePlan(Plan& p) {
   checkHistoryBudget(p);
   validateConstraints(p);
   applyCapacitiesToStreams(p);
+  applyDefaultRetention(p);
   topoSort(p);
 }
 

@@ -169,6 +169,9 @@ struct Options {
   bool simplifyExpressions = true;
   bool strictReferences = true;                   // reject references outside FROM and out-of-range indices
   int64_t historyBudgetBytes = int64_t(1) << 30;  // limits.history_memory_mib: all history rings together
+  // storage.default_retention {capacity, segments}: the RETENTION of DEFAULT and
+  // DIRECT file streams that have none, substrates included; {0, 0} = none.
+  std::pair<int, int> defaultRetention{0, 0};
 };
 
 // Records the engine keeps for a stream whose consumers need `demand`

@@ -1,10 +1,18 @@
 // The artifact family of one stream: descriptor, file names, opening, removal, rotation.
 #include "artifacts.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+
+#include "file_io.hpp"
 
 namespace storage {
 
@@ -67,7 +75,11 @@ std::string ArtifactPaths::inDir(const std::string& dir, const std::string& name
 
 ArtifactPaths ArtifactPaths::forFile(const std::string& dir, const std::string& name) {
   const size_t old = name.find(".old");
-  return ArtifactPaths(inDir(dir, name), inDir(dir, (old == std::string::npos ? name : name.substr(0, old)) + ".desc"));
+  ArtifactPaths p(inDir(dir, name), inDir(dir, (old == std::string::npos ? name : name.substr(0, old)) + ".desc"));
+  // `X.old<N>`: the archive of session N (its last `.old`, digits to the end).
+  const size_t last = name.rfind(".old");
+  if (last != std::string::npos && last > 0 && allDigits(name.substr(last + 4))) p.archive_ = name.substr(last);
+  return p;
 }
 
 ArtifactPaths ArtifactPaths::atBase(const std::string& base) { return ArtifactPaths(base, base + ".desc"); }
@@ -129,6 +141,55 @@ void ArtifactPaths::remove(unsigned which) const {
   const std::string prefix = fileName(data_) + "_segment_";
   for (auto& e : fs::directory_iterator(dirOf(data_), ec))
     if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove(e.path(), ec);
+}
+
+// ================================================================ rotation counter
+int readRotationCounter(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return 0;  // first use
+  auto bad = [&](const std::string& why) {
+    return StorageError("rotation counter file '" + path + "' " + why +
+                        "; it must hold the number of the next session (0 to " + std::to_string(kMaxRotation) +
+                        "): fix or remove it");
+  };
+  FILE* f = fopen(path.c_str(), "rb");
+  if (!f) throw bad(std::string("cannot be read: ") + strerror(errno));
+  std::string text;
+  char buf[64];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0 && text.size() < 64) text.append(buf, n);
+  const bool failed = ferror(f) != 0;
+  fclose(f);
+  if (failed) throw bad("cannot be read");
+  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  size_t b = 0, e = text.size();
+  while (b < e && blank(text[b])) ++b;
+  while (e > b && blank(text[e - 1])) --e;
+  const std::string digits = text.substr(b, e - b);
+  if (digits.empty()) throw bad("is empty");
+  std::string shown = digits.size() > 20 ? digits.substr(0, 20) + "..." : digits;
+  if (!allDigits(digits)) throw bad("holds '" + shown + "', not a non-negative integer");
+  const size_t lead = std::min(digits.find_first_not_of('0'), digits.size() - 1);
+  if (digits.size() - lead > 9) throw bad("holds " + shown + ", above " + std::to_string(kMaxRotation));
+  return std::stoi(digits.substr(lead));
+}
+
+void writeRotationCounter(const std::string& path, int n) {
+  const std::string tmp = ArtifactPaths::tmpOf(path), value = std::to_string(n);
+  auto fail = [&](const std::string& what, int err) {
+    std::remove(tmp.c_str());
+    return StorageError("rotation counter file '" + path + "': " + what + ": " + strerror(err));
+  };
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw fail("cannot write " + tmp, errno);
+  size_t done = 0;
+  int err = io::pwriteAll(fd, value.data(), value.size(), 0, done);
+  if (!err && ::fsync(fd) != 0) err = errno;
+  if (::close(fd) != 0 && !err) err = errno;
+  if (err) throw fail("cannot write " + tmp, err);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) throw fail("cannot replace it with " + tmp, errno);
+  if (int e = io::syncDirOf(path))
+    io::reportError("rotation: cannot fsync the directory of " + path + ": " + strerror(e));
 }
 
 std::string ruleDumpPath(const std::string& dir, const std::string& id, const std::string& rule, int k, int retention) {
@@ -212,8 +273,9 @@ void FamilyStores::flush() {
 
 FamilyStores openFamily(const ArtifactPaths& p, const Descriptor& d, const std::string& profile, int recordSize) {
   FamilyStores f;
-  f.store = openStore(profile, p.data(), recordSize, d.retention(), d.retMemory());
-  f.meta = std::make_unique<MetaIndex>(p.meta(), int(d.entries.size()), f.store->shadowed());
+  // An archive keeps the update log of its session.
+  f.store = openStore(profile, p.data(), recordSize, d.retention(), d.retMemory(), {p.shadow(), p.isArchive()});
+  f.meta = std::make_unique<MetaIndex>(p.meta(), int(d.entries.size()), f.store->shadowed(), true, p.metaShadow());
   // A crashed writer's index never runs ahead of its data (nor stays behind it).
   f.meta->align(f.store->count());
   return f;

@@ -53,16 +53,20 @@ class ArtifactPaths {
   static ArtifactPaths forStream(const std::string& dir, const std::string& id, const std::string& dataName);
   static ArtifactPaths forSource(const std::string& dir, const std::string& id, const std::string& source);
   // The inspector's file `name` in `dir` (a path join; `dir` may be empty): data
-  // `dir/name`, descriptor `dir/<name up to .old>.desc`.
+  // `dir/name`, descriptor `dir/<name up to .old>.desc`. An archive of session
+  // N, `X.old<N>`, has the index, shadows of its session: `X.meta.old<N>`,
+  // `X.shadow.old<N>`, `X.meta.shadow.old<N>`.
   static ArtifactPaths forFile(const std::string& dir, const std::string& name);
   // The storage map of `base`: data `base`, descriptor `base.desc`.
   static ArtifactPaths atBase(const std::string& base);
 
   const std::string& data() const { return data_; }
   const std::string& desc() const { return desc_; }
-  std::string meta() const { return data_ + ".meta"; }
-  std::string shadow() const { return shadowOf(data_); }
-  std::string metaShadow() const { return shadowOf(meta()); }
+  std::string meta() const { return archived(".meta"); }
+  std::string shadow() const { return archived(".shadow"); }
+  std::string metaShadow() const { return archived(".meta.shadow"); }
+  // The data file is the archive of an earlier session (`X.old<N>`, see forFile).
+  bool isArchive() const { return !archive_.empty(); }
   std::string segment(uint64_t k) const { return data_ + "_segment_" + std::to_string(k); }
   // Segments found beside the data file, by index.
   std::vector<SegmentFile> segments() const;
@@ -83,9 +87,26 @@ class ArtifactPaths {
   static std::string tmpOf(const std::string& file) { return file + ".tmp"; }
 
  private:
+  // `<data><ext>`; of an archive `X.old<N>`, `X<ext>.old<N>`.
+  std::string archived(const char* ext) const {
+    return archive_.empty() ? data_ + ext : data_.substr(0, data_.size() - archive_.size()) + ext + archive_;
+  }
+
   std::string data_, desc_;
   std::string dir_, stem_;  // where and under which name nextRotation() looks
+  std::string archive_;     // ".old<N>" when the data file is an archive
 };
+
+// The ROTATION counter file (book rotation.md). The session number it holds:
+// 0 when there is no file; a file that is empty, unreadable or holds anything
+// but a number from 0 to kMaxRotation (digits, blanks around them) is a
+// StorageError naming the file.
+constexpr int kMaxRotation = 999999999;
+int readRotationCounter(const std::string& path);
+// Writes n: a temp file beside the counter, fsync, rename over it (a failure
+// of any of these is a StorageError naming the file), then an fsync of the
+// directory (its failure is reported on stderr only).
+void writeRotationCounter(const std::string& path, int n);
 
 // The dump file a RULE's trigger number `k` (0, 1, ...) writes in `dir`:
 // `<id>_<rule>_dump.tmp` first; with RETENTION n > 0 the later ones cycle

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "store.hpp"
@@ -70,6 +71,43 @@ off_t fileSize(int fd) {
   struct stat st {};
   fstat(fd, &st);
   return st.st_size;
+}
+
+namespace {
+std::string dirOf(const std::string& file) {
+  const size_t slash = file.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : file.substr(0, slash);
+}
+}  // namespace
+
+int syncDirOf(const std::string& file) {
+  int fd = ::open(dirOf(file).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = ::fsync(fd) != 0 ? errno : 0;
+  if (::close(fd) != 0 && err == 0) err = errno;
+  return err;
+}
+
+void reportError(const std::string& message) { fprintf(stderr, "ERROR: %s\n", message.c_str()); }
+
+bool rotateStorageFile(const std::string& from, const std::string& to) {
+  struct stat st {};
+  if (::lstat(from.c_str(), &st) != 0) {
+    if (errno != ENOENT) reportError("rotation: cannot inspect " + from + ": " + strerror(errno));
+    return false;
+  }
+  if (::lstat(to.c_str(), &st) == 0) reportError("rotation: " + to + " exists and is overwritten by " + from);
+  else if (errno != ENOENT) reportError("rotation: cannot inspect " + to + ": " + strerror(errno));
+  if (::rename(from.c_str(), to.c_str()) != 0) {
+    reportError("rotation: cannot rename " + from + " to " + to + ": " + strerror(errno));
+    return false;
+  }
+  if (int err = syncDirOf(to)) reportError("rotation: cannot fsync the directory of " + to + ": " + strerror(err));
+  if (dirOf(from) != dirOf(to))
+    if (int err = syncDirOf(from))
+      reportError("rotation: cannot fsync the directory of " + from + ": " + strerror(err));
+  return true;
 }
 
 }  // namespace storage::io

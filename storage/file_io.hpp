@@ -20,5 +20,14 @@ void truncateTo(int fd, off_t size);
 void appendWhole(int fd, const void* buf, size_t n, const std::string& what);
 int openRW(const std::string& path);  // O_RDWR | O_CREAT; throws StorageError
 off_t fileSize(int fd);
+// fsync of the directory holding `file`: 0, or the errno of what failed.
+int syncDirOf(const std::string& file);
+// An ERROR line on stderr (also in release builds): what rotation could not do.
+void reportError(const std::string& message);
+// Renames `from` to its archive name `to`, then fsyncs the directory (both
+// when they differ). A missing `from` is nothing to do (false). Every failure,
+// and an archive that is overwritten, is reported with reportError(); none is
+// thrown. True when the file was renamed.
+bool rotateStorageFile(const std::string& from, const std::string& to);
 
 }  // namespace storage::io

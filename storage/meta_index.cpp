@@ -26,8 +26,12 @@ int64_t nowNs() {
 }  // namespace
 
 // ================================================================ meta index
-MetaIndex::MetaIndex(std::string path, int bits, bool shadowAware, bool persistent)
-    : path_(std::move(path)), bits_(bits), shadowAware_(shadowAware), persistent_(persistent) {
+MetaIndex::MetaIndex(std::string path, int bits, bool shadowAware, bool persistent, std::string shadowPath)
+    : path_(std::move(path)),
+      shadowPath_(shadowPath.empty() ? ArtifactPaths::shadowOf(path_) : std::move(shadowPath)),
+      bits_(bits),
+      shadowAware_(shadowAware),
+      persistent_(persistent) {
   if (!persistent_) return;
   fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw StorageError("storage: cannot open " + path_ + ": " + strerror(errno));
@@ -78,7 +82,7 @@ MetaIndex::MetaIndex(std::string path, int bits, bool shadowAware, bool persiste
   // The shadow index of updated records.
   const off_t E = metaEntrySize(bits_);
   std::vector<uint8_t> buf(static_cast<size_t>(E));
-  int sfd = ::open(ArtifactPaths::shadowOf(path_).c_str(), O_RDONLY | O_CLOEXEC);
+  int sfd = ::open(shadowPath_.c_str(), O_RDONLY | O_CLOEXEC);
   if (sfd >= 0) {
     off_t ss = fileSize(sfd);
     for (off_t at = 0; at + E <= ss; at += E) {
@@ -189,7 +193,7 @@ void MetaIndex::rewriteAll() {
 
 void MetaIndex::rewriteShadow() {
   if (!persistent_) return;
-  const std::string sp = ArtifactPaths::shadowOf(path_), tmp = ArtifactPaths::tmpOf(sp);
+  const std::string sp = shadowPath_, tmp = ArtifactPaths::tmpOf(sp);
   if (shadow_.empty()) {
     std::remove(sp.c_str());
     return;
@@ -261,6 +265,18 @@ void MetaIndex::align(uint64_t dataRecords) {
 
 uint64_t MetaIndex::records() const { return total_; }
 
+void MetaIndex::rotate(int n) {
+  if (!persistent_) return;
+  rotateStorageFile(shadowPath_, ArtifactPaths::rotatedOf(shadowPath_, n));
+  if (fd_ >= 0) {
+    if (fsync(fd_) != 0 && errno != EINVAL) reportError("rotation: fsync failed on " + path_ + ": " + strerror(errno));
+    ::close(fd_);
+    fd_ = -1;
+  }
+  rotateStorageFile(path_, ArtifactPaths::rotatedOf(path_, n));
+  persistent_ = false;
+}
+
 std::vector<uint8_t> MetaIndex::bitmapAt(uint64_t i) const {
   for (auto it = shadow_.rbegin(); it != shadow_.rend(); ++it)
     if (it->first == i) return it->second;
@@ -281,13 +297,12 @@ void MetaIndex::update(uint64_t i, const std::vector<uint8_t>& bitmap) {
   if (shadowAware_) {
     shadow_.push_back({i, bitmap});
     if (persistent_) {
-      int sfd = ::open(ArtifactPaths::shadowOf(path_).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-      if (sfd < 0)
-        throw StorageError("storage: cannot write " + ArtifactPaths::shadowOf(path_) + ": " + strerror(errno));
+      int sfd = ::open(shadowPath_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+      if (sfd < 0) throw StorageError("storage: cannot write " + shadowPath_ + ": " + strerror(errno));
       std::vector<uint8_t> buf;
       encode(buf, Run{false, 0, bitmap}, i);
       try {
-        appendWhole(sfd, buf.data(), buf.size(), ArtifactPaths::shadowOf(path_));
+        appendWhole(sfd, buf.data(), buf.size(), shadowPath_);
       } catch (...) {
         ::close(sfd);
         throw;
@@ -319,7 +334,7 @@ void MetaIndex::reset() {
   runs_.clear();
   total_ = 0;
   shadow_.clear();
-  std::remove(ArtifactPaths::shadowOf(path_).c_str());
+  std::remove(shadowPath_.c_str());
   rewriteAll();
 }
 

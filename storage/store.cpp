@@ -26,8 +26,11 @@ using namespace io;
 // bytes as POSIX; the reference reopened per operation, which is not observable).
 class FileStore : public Store {
  public:
-  FileStore(std::string path, int rec, bool shadow)
-      : path_(std::move(path)), shadowPath_(ArtifactPaths::shadowOf(path_)), rec_(rec), shadow_(shadow) {
+  FileStore(std::string path, int rec, bool shadow, const ShadowFile& log = {})
+      : path_(std::move(path)),
+        shadowPath_(log.path.empty() ? ArtifactPaths::shadowOf(path_) : log.path),
+        rec_(rec),
+        shadow_(shadow) {
     fd_ = openRW(path_);
     off_t sz = fileSize(fd_);
     if (sz % rec_ != 0) {
@@ -41,7 +44,7 @@ class FileStore : public Store {
     count_ = flushed_ = uint64_t(sz / rec_);
     wbuf_.reserve(kBuffer + size_t(rec_));
     if (shadow_) {
-      sfd_ = ::open(shadowPath_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      sfd_ = ::open(shadowPath_.c_str(), O_RDWR | O_CREAT | (log.keep ? 0 : O_TRUNC) | O_CLOEXEC, 0644);
       if (sfd_ < 0) {
         ::close(fd_);
         throw StorageError("storage: cannot open " + shadowPath_ + ": " + strerror(errno));
@@ -139,12 +142,13 @@ class FileStore : public Store {
         err = "storage: fsync failed on " + path_ + ": " + strerror(errno);
       ::close(fd_);
       fd_ = -1;
-      if (rotation >= 0) std::rename(path_.c_str(), ArtifactPaths::rotatedOf(path_, rotation).c_str());
+      if (rotation >= 0) rotateStorageFile(path_, ArtifactPaths::rotatedOf(path_, rotation));
     }
     if (sfd_ >= 0) {
       fsync(sfd_);
       ::close(sfd_);
       sfd_ = -1;
+      if (rotation >= 0) rotateStorageFile(shadowPath_, ArtifactPaths::rotatedOf(shadowPath_, rotation));
     }
     if (!err.empty()) throw StorageError(err);
   }
@@ -319,7 +323,7 @@ class MemoryStore : public Store {
 bool isWritableProfile(const std::string& p) { return ir::findProfile(p) != nullptr; }
 
 std::unique_ptr<Store> openStore(const std::string& profile, const std::string& path, int recordSize,
-                                 std::pair<int, int> retention, int ring) {
+                                 std::pair<int, int> retention, int ring, const ShadowFile& shadow) {
   if (recordSize <= 0) throw StorageError("storage: empty descriptor for " + path);
   const ir::StorageProfile* p = ir::findProfile(profile);
   if (!p) throw StorageError("storage: unsupported storage type '" + profile + "'");
@@ -328,8 +332,8 @@ std::unique_ptr<Store> openStore(const std::string& profile, const std::string& 
     case ir::StoreKind::SEGMENTABLE:
       if (segmented)
         return std::make_unique<SegmentedStore>(path, recordSize, p->shadow, retention.first, retention.second);
-      return std::make_unique<FileStore>(path, recordSize, p->shadow);
-    case ir::StoreKind::FILE: return std::make_unique<FileStore>(path, recordSize, p->shadow);
+      return std::make_unique<FileStore>(path, recordSize, p->shadow, shadow);
+    case ir::StoreKind::FILE: return std::make_unique<FileStore>(path, recordSize, p->shadow, shadow);
     case ir::StoreKind::MEMORY: return std::make_unique<MemoryStore>(path, recordSize, ring);
   }
   throw StorageError("storage: unsupported storage type '" + profile + "'");

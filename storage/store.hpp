@@ -43,7 +43,8 @@ class Store {
   virtual void purge() = 0;
   // Writes the buffer and closes the files (always closed, even when the last
   // write fails: then StorageError is thrown after closing); with rotation >= 0
-  // data files are renamed to X.old<rotation>.
+  // data files and their shadows are renamed to X.old<rotation>,
+  // X.shadow.old<rotation> (rename failures are reported on stderr only).
   virtual void close(int rotation) = 0;
   virtual bool shadowed() const { return false; }
   // Writes buffered records (appends are buffered in whole records).
@@ -51,10 +52,18 @@ class Store {
   virtual std::vector<std::string> files() const = 0;  // data files, for cleanup
 };
 
+// The update log of a one-file store: by default `<data>.shadow`, started
+// empty at open. An archive's (`X.shadow.old<N>` beside `X.old<N>`) is named
+// here and kept as found.
+struct ShadowFile {
+  std::string path;  // empty: `<data>.shadow`
+  bool keep = false;
+};
+
 // Opens a writable store of the given profile (DEFAULT, DIRECT, POSIX,
 // POSIXSHD, GENERIC, MEMORY). `ring` is the MEMORY ring size (0 = unbounded).
 std::unique_ptr<Store> openStore(const std::string& profile, const std::string& path, int recordSize,
-                                 std::pair<int, int> retention, int ring);
+                                 std::pair<int, int> retention, int ring, const ShadowFile& shadow = {});
 
 bool isWritableProfile(const std::string& p);
 
@@ -66,7 +75,8 @@ bool isWritableProfile(const std::string& p);
 // ahead of data that failed to reach the disk).
 class MetaIndex {
  public:
-  MetaIndex(std::string path, int bits, bool shadowAware, bool persistent = true);
+  // `shadowPath`: the index's update log, by default `<path>.shadow`.
+  MetaIndex(std::string path, int bits, bool shadowAware, bool persistent = true, std::string shadowPath = "");
   ~MetaIndex();
   void append(const std::vector<uint8_t>& bitmap);
   // `count` records whose bitmap is all zero (nothing NULL).
@@ -87,6 +97,12 @@ class MetaIndex {
   void flush() { flush(UINT64_MAX); }  // the data holds every record
   uint64_t records() const;
   int bytes() const { return (bits_ + 7) / 8; }
+  // Archives the index of session `n` at a clean shutdown under ROTATION (the
+  // owner flushed it first): its `.meta.shadow`, when there is one, becomes
+  // `.meta.shadow.old<n>`, then the `.meta` becomes `.meta.old<n>`. The index
+  // is detached: nothing more is written and no new `.meta` is created.
+  // Rename failures are reported on stderr only.
+  void rotate(int n);
 
  private:
   struct Run {
@@ -99,7 +115,7 @@ class MetaIndex {
   void rewriteShadow();
   [[noreturn]] void fail(const std::string& message);
 
-  std::string path_;
+  std::string path_, shadowPath_;
   int bits_;
   bool shadowAware_, persistent_;
   int64_t created_ = 0;

@@ -4,17 +4,28 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 
 namespace tools {
 
 namespace {
 
-void apply(Config& c, const toml::table& t) {
+constexpr double kMaxSourcesTimeoutS = 86400;
+
+// A value as the file wrote it, for messages.
+std::string text(toml::node_view<const toml::node> v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+void apply(Config& c, const toml::table& t, const std::string& file) {
   if (auto v = t["storage"]["dir"].value<std::string>()) c.storageDir = *v;
   auto intKey = [&](const char* sect, const char* key, int& out, int lo, int def) {
     // Above 2^31-1 the largest int (a cast wrapped 4294967296 to 0, or negative).
@@ -29,11 +40,47 @@ void apply(Config& c, const toml::table& t) {
   intKey("timing", "server_startup_poll_ms", c.serverStartupPollMs, 1, 100);
   intKey("timing", "query_no_data_timeout_ms", c.queryNoDataTimeoutMs, 1, 10000);
   if (auto v = t["paths"]["lock_dir"].value<std::string>()) c.lockDir = *v;
-  if (auto v = t["limits"]["history_memory_mib"].value<int64_t>()) {
-    if (*v < 1 || *v > (int64_t(1) << 30))
-      throw std::runtime_error("Configuration error: limits.history_memory_mib must be between 1 and 2^30, got " +
-                               std::to_string(*v));
-    c.historyMemoryMib = *v;
+  // An invalid budget warns and keeps the default (the book's rule; not a hard error).
+  if (auto node = t["limits"]["history_memory_mib"]; node) {
+    auto v = node.value_exact<int64_t>();
+    if (v && *v >= 1 && *v <= (int64_t(1) << 30)) {
+      c.historyMemoryMib = *v;
+    } else {
+      c.historyMemoryMib = 1024;
+      c.warnings.push_back(file + ": limits.history_memory_mib must be a whole number of MiB from 1 to 2^30, got " +
+                           text(node) + "; using 1024");
+    }
+  }
+  if (auto node = t["storage"]["default_retention"]; node) {
+    const toml::array* a = node.as_array();
+    std::optional<int64_t> cap, segs;
+    if (a && a->size() == 2) cap = (*a)[0].value_exact<int64_t>(), segs = (*a)[1].value_exact<int64_t>();
+    auto positive = [](std::optional<int64_t> n) { return n && *n >= 1 && *n <= INT32_MAX; };
+    if (positive(cap) && positive(segs)) {
+      c.defaultRetention = {int(*cap), int(*segs)};
+    } else {
+      c.defaultRetention = {0, 0};
+      c.warnings.push_back(file +
+                           ": storage.default_retention must be [capacity, segments], two whole numbers from 1 to "
+                           "2147483647, got " +
+                           text(node) + "; ignored");
+    }
+  }
+  if (auto node = t["sources"]["timeout_s"]; node) {
+    // A number of seconds, integer or not; checked by validateSourcesTimeout().
+    std::optional<double> v;
+    if (node.is_integer()) v = double(*node.value<int64_t>());
+    else if (node.is_floating_point()) v = *node.value<double>();
+    c.sourcesTimeoutError.clear();
+    if (!v || !std::isfinite(*v)) {
+      c.sourcesTimeoutS = 0;
+      c.sourcesTimeoutError = "must be a number of seconds, got " + text(node);
+    } else if (*v < 0 || *v > kMaxSourcesTimeoutS) {
+      c.sourcesTimeoutS = 0;
+      c.sourcesTimeoutError = "must be from 0 to 86400 seconds, got " + text(node);
+    } else {
+      c.sourcesTimeoutS = *v;
+    }
   }
 }
 
@@ -43,7 +90,7 @@ Config loadConfig(const std::optional<std::string>& explicitFile) {
   Config c;
   if (explicitFile) {
     try {
-      apply(c, toml::parse_file(*explicitFile));
+      apply(c, toml::parse_file(*explicitFile), *explicitFile);
     } catch (const toml::parse_error& e) {
       throw std::runtime_error("Configuration error: " + *explicitFile + ": " + std::string(e.description()));
     }
@@ -57,7 +104,7 @@ Config loadConfig(const std::optional<std::string>& explicitFile) {
       std::error_code ec;
       if (!std::filesystem::exists(f, ec)) continue;
       try {
-        apply(c, toml::parse_file(f));
+        apply(c, toml::parse_file(f), f);
       } catch (const toml::parse_error& e) {
         fprintf(stderr, "warning: configuration %s skipped: %s\n", f.c_str(), std::string(e.description()).c_str());
       }
@@ -65,6 +112,11 @@ Config loadConfig(const std::optional<std::string>& explicitFile) {
   }
   if (!c.storageDir.empty() && c.storageDir.back() != '/') c.storageDir += '/';
   return c;
+}
+
+void validateSourcesTimeout(const Config& c) {
+  if (!c.sourcesTimeoutError.empty())
+    throw std::runtime_error("Configuration error: sources.timeout_s " + c.sourcesTimeoutError);
 }
 
 void validateStorageDir(const Config& c) {

@@ -1,8 +1,11 @@
 // Layered TOML configuration shared by the programs (toml++).
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tools {
 
@@ -18,11 +21,23 @@ struct Config {
   int queryNoDataTimeoutMs = 10000;
   std::string lockDir;              // empty = the temp directory
   int64_t historyMemoryMib = 1024;  // limits.history_memory_mib: all history rings together
+  // storage.default_retention = [capacity, segments]: RETENTION of DEFAULT and
+  // DIRECT file streams without their own (substrates included); {0, 0} = unset.
+  std::pair<int, int> defaultRetention{0, 0};
+  // sources.timeout_s: the read deadline of DEVICE sources, in seconds (0 = none).
+  // Checked by validateSourcesTimeout(), not at load (xqry reads the file too).
+  double sourcesTimeoutS = 0;
+  std::string sourcesTimeoutError;    // why the value is not a valid timeout; empty when it is
+  std::vector<std::string> warnings;  // invalid values that fell back to their defaults
 };
 
 // Loads /etc/retractor/retractor.toml, then the user's file; with `explicitFile`
 // only that file. Throws std::runtime_error with a message for the user.
 Config loadConfig(const std::optional<std::string>& explicitFile);
+
+// sources.timeout_s must be a number of seconds from 0 to 86400 (xretractor).
+// Throws std::runtime_error("Configuration error: sources.timeout_s ...").
+void validateSourcesTimeout(const Config& c);
 
 // storage.dir must exist, be a directory and be writable.
 // Throws std::runtime_error("Configuration error: ...").

@@ -134,6 +134,14 @@ bool disablePasses(const std::vector<std::string>& names, ir::Options& opt) {
   return true;
 }
 
+// The compiler's options with what the configuration sets for compilation.
+ir::Options compileOptions() {
+  ir::Options opt = ir::defaultOptions();
+  opt.historyBudgetBytes = gConfig.historyMemoryMib << 20;
+  opt.defaultRetention = gConfig.defaultRetention;
+  return opt;
+}
+
 int compileMode(int argc, char** argv) {
   CLI::App app{"xretractor -c: compile an RQL query file and print its plan"};
   std::string queryFile;
@@ -155,6 +163,8 @@ int compileMode(int argc, char** argv) {
   app.add_option("-w,--diagram", diagram, "marble diagram G:N (not supported)");
   app.add_flag("-b,--build-info", buildInfo, "print optimizer switches and exit");
   app.add_option("--disable-pass", disabled, kPassNames);
+  std::string config;  // read by main() before the options are parsed
+  app.add_option("-g,--config", config, "configuration file (TOML): its retention and history budget apply");
   bool disasm = false;
   app.add_flag("--disasm", disasm, "print each stream's VM bytecode instead of the plan");
   bool strict = false;
@@ -177,8 +187,7 @@ int compileMode(int argc, char** argv) {
     fmt::print(stderr, "Diagram output (-w) is not supported.\n");
     return kExitArgs;
   }
-  ir::Options opt = ir::defaultOptions();
-  opt.historyBudgetBytes = gConfig.historyMemoryMib << 20;
+  ir::Options opt = compileOptions();
   if (!disablePasses(disabled, opt)) return kExitArgs;
   const std::string argv0 = argv[0];
   if (queryFile.empty()) {
@@ -400,8 +409,7 @@ int runMode(int argc, char** argv) {
   std::signal(SIGTERM, onSignal);
   std::signal(SIGHUP, onSignal);
   if (a.queryFile.empty()) return runIdle(inst, a.limit);
-  ir::Options copt = ir::defaultOptions();
-  copt.historyBudgetBytes = gConfig.historyMemoryMib << 20;
+  ir::Options copt = compileOptions();
   if (!disablePasses(a.disabled, copt)) return kExitArgs;
   ir::Plan plan;
   if (int rc = compileFile(argv[0], a.queryFile, copt, plan, a.strict)) return rc;
@@ -435,11 +443,13 @@ int main(int argc, char** argv) {
   // The configuration is checked before anything else, --help included.
   try {
     gConfig = tools::loadConfig(configFile);
+    tools::validateSourcesTimeout(gConfig);
     if (!compile) tools::validateStorageDir(gConfig);
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}\n", e.what());
     return kExitConfig;
   }
+  for (auto& w : gConfig.warnings) fmt::print(stderr, "warning: configuration {}\n", w);
   if (compile) return compileMode(argc, argv);
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];

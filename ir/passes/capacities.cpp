@@ -6,6 +6,8 @@
 #include "flat.hpp"
 #include "passes.hpp"
 
+#include "ir/profiles.hpp"
+
 namespace ir::passes {
 
 namespace {
@@ -141,6 +143,26 @@ void checkHistoryBudget(const Plan& p) {
 void applyCapacitiesToStreams(Plan& p) {
   for (auto& [id, c] : p.maxCapacity)
     if (Query* q = p.find(id); q && q->policyCapacity != 0) q->policyCapacity = c;
+}
+
+// storage.default_retention: a file stream that segments (DEFAULT, DIRECT)
+// and has no RETENTION of its own gets the configured one. The store is the
+// one storage::descriptorFor() picks: an explicit STORAGE clause, else the
+// policy's profile (substrates: SUBSTRAT's).
+void applyDefaultRetention(Plan& p) {
+  const auto [capacity, segments] = p.options.defaultRetention;
+  if (capacity <= 0 || segments <= 0) return;
+  for (auto& q : p.queries) {
+    if (q.isDirective() || q.isDeclaration() || q.isVolatile) continue;
+    if (q.retentionCapacity != 0 || q.retentionSegments != 0) continue;
+    const bool clause = q.storageProfile != "DEFAULT";
+    std::string profile = q.policyCapacity != 0 && !clause ? q.policyProfile : q.storageProfile;
+    for (auto& c : profile) c = char(toupper((unsigned char)c));
+    const StorageProfile* sp = findProfile(profile);
+    if (!sp || sp->store != StoreKind::SEGMENTABLE) continue;
+    q.retentionCapacity = capacity;
+    q.retentionSegments = segments;
+  }
 }
 
 }  // namespace ir::passes

@@ -26,9 +26,9 @@ std::vector<Field> buildOutputSchema(const Plan& p, const Args& a, FlatIndex& fl
   switch (a.op.op) {
     case Op::STREAM_ADD: {
       const int64_t total = int64_t(flat.width(s1)) + flat.width(p.get(a.a2));
-      if (total > (1 << 18))
+      if (total > kMaxRecordElements)
         throw CompileError("a record of " + a.a1 + " + " + a.a2 + " has " + std::to_string(total) +
-                           " elements; the limit is 262144");
+                           " elements; the limit is " + std::to_string(kMaxRecordElements));
       int k = 0;
       for (const std::string& name : {a.a1, a.a2}) {
         const Query& s = p.get(name);

@@ -92,12 +92,14 @@ void computeRequiredCapacities(Plan& p);
 int64_t windowDemand(int64_t F, int64_t k, int64_t w, int64_t origin, int64_t Wq, int64_t Ws);
 void applyCapacitiesToStreams(Plan& p);
 void checkHistoryBudget(const Plan& p);
+void applyDefaultRetention(Plan& p);  // storage.default_retention on DEFAULT/DIRECT streams without RETENTION
 
 // validate.cpp
 void validateDirectives(const Plan& p);
+void validateRetention(const Plan& p);  // the RETENTION form fits the store: segments on files, a ring in memory
 void validateConstraints(const Plan& p);
 void checkDuplicateNames(const Plan& p);
-// Per stream: field <= 64 KiB, record <= 1 MiB, <= 2^18 elements; the whole
+// Per stream: field <= 65536 elements (STRING: bytes), record <= 1 MiB, <= 2^18 elements; the whole
 // plan: at most kMaxPlanElements elements and kMaxPlanTokens field tokens.
 void checkPlanLimits(const Plan& p);
 

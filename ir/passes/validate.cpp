@@ -172,25 +172,28 @@ void PlanBudget::add(const Query& q, int64_t newElements, int64_t newTokens) {
 }
 
 void checkPlanLimits(const Plan& p) {
-  constexpr int64_t kField = 65536, kRecord = 1 << 20, kElements = 1 << 18;
   int64_t totalElements = 0, totalTokens = 0;
   for (auto& q : p.queries) {
     int64_t bytes = 0, elems = 0;
     for (auto& f : q.schema) {
-      int64_t fb = int64_t(f.rlen) * f.rarray;
-      if (fb > kField)
-        throw CompileError(
-            "field '" + f.name + "' of stream '" + q.id + "' has " + std::to_string(fb) + " bytes; the limit is 65536",
-            q.loc);
+      const int64_t fb = int64_t(f.rlen) * f.rarray;
+      // A field's length counts its elements; a STRING's, its bytes.
+      const bool text = f.type == Type::STRING;
+      const int64_t length = text ? fb : f.rarray;
+      if (length > kMaxFieldLength)
+        throw CompileError("field '" + f.name + "' of stream '" + q.id + "' has " + std::to_string(length) +
+                               (text ? " bytes" : " elements") + "; the limit is " + std::to_string(kMaxFieldLength),
+                           q.loc);
       bytes += fb;
-      elems += f.type == Type::STRING ? 1 : f.rarray;
+      elems += text ? 1 : f.rarray;
     }
-    if (bytes > kRecord)
+    if (bytes > kMaxRecordBytes)
       throw CompileError(
           "a record of stream '" + q.id + "' has " + std::to_string(bytes) + " bytes; the limit is 1 MiB", q.loc);
-    if (elems > kElements)
-      throw CompileError(
-          "a record of stream '" + q.id + "' has " + std::to_string(elems) + " elements; the limit is 262144", q.loc);
+    if (elems > kMaxRecordElements)
+      throw CompileError("a record of stream '" + q.id + "' has " + std::to_string(elems) + " elements; the limit is " +
+                             std::to_string(kMaxRecordElements),
+                         q.loc);
     totalElements += elems;
     if (totalElements > kMaxPlanElements) tooManyElements(q, totalElements);
     totalTokens += programTokens(q);
@@ -205,6 +208,32 @@ void validateDirectives(const Plan& p) {
     for (auto& c : v) c = char(toupper((unsigned char)c));  // any case here
     if (!findProfile(v))
       throw CompileError("SUBSTRAT '" + q.filename + "' is not a storage profile; use " + profileNames(), q.loc);
+  }
+}
+
+// The RETENTION forms a SELECT's store takes: `RETENTION c s` segments a file
+// store (DEFAULT, DIRECT), a one-number `RETENTION n` sizes a memory ring
+// (STORAGE MEMORY, VOLATILE). Runs before substrates exist: every policy ring
+// of a SELECT that is not VOLATILE then comes from a one-number RETENTION.
+void validateRetention(const Plan& p) {
+  for (auto& q : p.queries) {
+    if (q.isDirective() || q.isDeclaration() || q.isSubstrat) continue;
+    std::string profile = q.storageProfile;
+    for (auto& c : profile) c = char(toupper((unsigned char)c));
+    const bool memory = q.isVolatile || profile == "MEMORY";
+    const std::string where = q.isVolatile ? "VOLATILE" : "STORAGE " + profile;
+    if (q.retentionCapacity > 0 && memory)
+      throw CompileError("RETENTION " + std::to_string(q.retentionCapacity) + " " +
+                             std::to_string(q.retentionSegments) + " of stream '" + q.id +
+                             "' is segmented retention on a RAM store (" + where + "); write RETENTION " +
+                             std::to_string(q.retentionCapacity) + " to size its ring",
+                         q.loc);
+    if (q.policyCapacity > 0 && !q.isVolatile && !memory)
+      throw CompileError("RETENTION " + std::to_string(q.policyCapacity) + " of stream '" + q.id +
+                             "' has no segment count; on a file store (" + where + ") write RETENTION " +
+                             std::to_string(q.policyCapacity) +
+                             " <segments>; a one-number RETENTION sizes a MEMORY or VOLATILE ring",
+                         q.loc);
   }
 }
 

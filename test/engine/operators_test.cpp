@@ -2,6 +2,7 @@
 // examples of each operator, run by the real engine, read back from disk.
 #include <catch2/catch.hpp>
 
+#include "ir/ir.hpp"
 #include "run_support.hpp"
 
 using testing::RunDir;
@@ -206,17 +207,25 @@ TEST_CASE("string comparisons in a rule give INTEGER truth", "[engine][rules][re
   CHECK(d.read("o_later_dump.tmp").size() == 8);
 }
 
-TEST_CASE("a delay past the power-of-two ring sizes reads the right records", "[engine][history]") {
+// A delay reaches at most 65536 records back (ir/limits.hpp); a ring past the
+// power-of-two sizes (positions by modulo) comes from a re-timing that reads
+// one record in 10^6: s keeps 10^6 records.
+TEST_CASE("the longest delay, and a ring past the power-of-two sizes, read the right records", "[engine][history]") {
   testing::RunDir d;
-  d.write("s.txt", testing::sequence(0, 600100));
+  d.write("s.txt", testing::sequence(0, 2000100));
   const std::string q =
       "STORAGE '.'\n"
-      "DECLARE x INTEGER STREAM s, 1/10 TEXTFILE 's.txt'\n"
-      "SELECT * STREAM late FROM s > 600000\n";
-  REQUIRE(d.run(q, "--no-clock -m 600050") == 0);
+      "DECLARE x INTEGER STREAM s, 1 TEXTFILE 's.txt'\n"
+      "SELECT * STREAM late FROM s > 65536\n"
+      "SELECT * STREAM slow FROM s - 1000000\n";
+  REQUIRE(d.run(q, "--no-clock -m 2000050") == 0);
   auto recs = d.records("late", 1);
-  REQUIRE(recs.size() == 49);
-  for (size_t p = 0; p < recs.size(); ++p) CHECK(recs[p][0] == int32_t(p));
+  REQUIRE(recs.size() == 2000049 - 65536);
+  size_t wrong = 0;
+  for (size_t p = 0; p < recs.size(); ++p) wrong += recs[p][0] != int32_t(p);
+  CHECK(wrong == 0);
+  CHECK(d.records("slow", 1) == std::vector<std::vector<int32_t>>{{0}, {1000000}});
+  CHECK(ir::historyRing(1000002) > (1 << 20));  // not a power of two: the modulo positions
 }
 
 TEST_CASE("the flow graph is dropped when the plain loop is as fast (no core spinning for nothing)",

@@ -120,8 +120,9 @@ inline Artifact inspect(const std::filesystem::path& dir, const std::string& nam
   a.rec = desc.recordSize();
   a.bits = int(desc.entries.size());
   a.data = uint64_t(sizeOf(dir / dataName)) / uint64_t(a.rec);
-  a.meta = storage::readMetaFile((dir / (dataName + ".meta")).string(), a.bits);
-  if (!a.meta.exists) a.meta = storage::readMetaFile((dir / (name + ".meta")).string(), a.bits);
+  // The index of an archive `name.old<N>` is `name.meta.old<N>` (ROTATION); of a live file `name.meta`.
+  const std::string archive = dataName.rfind(name + ".old", 0) == 0 ? dataName.substr(name.size()) : "";
+  a.meta = storage::readMetaFile((dir / (name + ".meta" + archive)).string(), a.bits);
   return a;
 }
 

@@ -183,33 +183,172 @@ TEST_CASE("a long expression nested deep is refused by the parser as it grows pa
   CHECK(r.loc.col > 1);  // at the operator that makes it too long
 }
 
-TEST_CASE("a window of 262144 compiles; a window over it passes the plan's element limit", "[limits][agse]") {
+TEST_CASE("a window of 65536 compiles; the plan's element limit counts all streams together", "[limits][agse]") {
   const std::string s = decl("s", "a BYTE");
-  ir::Plan p = testing::compileText(s + "SELECT * STREAM q FROM s@(1,262144)\n");
+  ir::Plan p = testing::compileText(s + "SELECT * STREAM q FROM s@(1,65536)\n");
   const ir::Query& q = p.get("q");
-  REQUIRE(q.schema.size() == 262144);
+  REQUIRE(q.schema.size() == 65536);
   CHECK(q.interval == ir::Rational(1));
-  CHECK(ut::str(q.schema.back().program) == "PUSH_ID(q[262143])");
+  CHECK(ut::str(q.schema.back().program) == "PUSH_ID(q[65535])");
   CHECK(ut::shape(q.schema.back()) == "BYTE 1x1");
 
-  Refusal r = refusal(s + "SELECT * STREAM q FROM (s@(1,262144))@(1,262144)\n");
+  // Four fields of 65536 elements make a record of 2^18; a copy of it and one more element pass 2^19.
+  Refusal r = refusal(decl("s", "a BYTE[65536], b BYTE[65536], c BYTE[65536], d BYTE[65536]") +
+                      "SELECT * STREAM q FROM s\nSELECT s[0] STREAM r FROM s\n");
   CHECK(r.message ==
-        "the records of all streams together would have 524289 elements (stream 'q' brings the total over the "
+        "the records of all streams together would have 524289 elements (stream 'r' brings the total over the "
         "limit); the limit is 524288");
-  CHECK(r.loc.line == 2);
+  CHECK(r.loc.line == 3);
+}
+
+TEST_CASE("a field is limited in elements (STRING: bytes), a record in bytes", "[limits][fields]") {
+  // The book's cases: 20000 INTEGERs are 80000 bytes, DOUBLE[65536] half a MiB.
+  ir::Plan a =
+      testing::compileText("DECLARE a INTEGER[20000] STREAM s, 1 BINFILE 'x'\nSELECT s[19999] STREAM q FROM s\n");
+  CHECK(a.get("s").schema[0].rarray == 20000);
+  ir::Plan b = testing::compileText(decl("core0", "a DOUBLE[65536]") + "SELECT core0[0] STREAM dst FROM core0>2\n");
+  CHECK(ut::shape(b.get("dst").schema[0]) == "DOUBLE 8x1");
+  CHECK_NOTHROW(testing::compileText(decl("s", "a STRING[65536]") + "SELECT * STREAM q FROM s\n"));
+
+  Refusal e = refusal(decl("s", "a INTEGER[65537]") + "SELECT * STREAM q FROM s\n");
+  CHECK(e.message == "field 'a' has 65537 elements; the limit is 65536");
+  CHECK(e.loc.line == 1);
+  CHECK(e.loc.col == 19);
+  Refusal t = refusal(decl("s", "a STRING[65537]") + "SELECT * STREAM q FROM s\n");
+  CHECK(t.message == "field 'a' has 65537 bytes; the limit is 65536");
+  // The record's 1 MiB stays: three DOUBLE[65536] are 1.5 MiB.
+  Refusal m = refusal(decl("s", "a DOUBLE[65536], b DOUBLE[65536], c DOUBLE[65536]") + "SELECT * STREAM q FROM s\n");
+  CHECK(m.message == "a record of stream 's' has 1572864 bytes; the limit is 1 MiB");
+  // A derived field counts too: two strings of 40000 bytes concatenated.
+  Refusal d = refusal(decl("s") + "SELECT to_string(s[0] : 40000) + to_string(s[0] : 40000) STREAM q FROM s\n");
+  CHECK(d.message == "field 'q_0' of stream 'q' has 80000 bytes; the limit is 65536");
+  CHECK(d.loc.line == 2);
+}
+
+TEST_CASE("history reach: shifts, AGSE steps and widths, DUMP bounds up to 65536", "[limits][reach]") {
+  const std::string s = decl("s", "a BYTE");
+  const std::string rule = "SELECT * STREAM q FROM s\nRULE r ON q WHEN q[0] > 1 DO ";
+  for (const std::string& ok :
+       std::vector<std::string>{"SELECT * STREAM q FROM s > 65536\n", "SELECT * STREAM q FROM s@(65536,1)\n",
+                                "SELECT * STREAM q FROM s@(1,-65536)\n", rule + "DUMP -65536 TO 65536\n",
+                                rule + "DUMP 0 TO 1 RETENTION 256\n"}) {
+    INFO(ok);
+    CHECK_NOTHROW(testing::compileText(s + ok));
+  }
+  struct Case {
+    std::string text, message;
+    int line, col;
+  };
+  for (const Case& c : {
+           Case{"SELECT * STREAM q FROM s > 65537\n", "time shift 65537 exceeds the limit 65536", 2, 28},
+           Case{"SELECT * STREAM q FROM s@(65537,1)\n", "AGSE step 65537 exceeds the limit 65536", 2, 27},
+           Case{"SELECT * STREAM q FROM s@(1,65537)\n", "AGSE window width 65537 exceeds the limit 65536", 2, 29},
+           Case{"SELECT * STREAM q FROM s@(1,-65537)\n", "AGSE window width -65537 exceeds the limit 65536", 2, 29},
+           Case{rule + "DUMP -65537 TO 0\n", "DUMP bound -65537 exceeds the limit 65536", 3, 35},
+           Case{rule + "DUMP 0 TO 65537\n", "DUMP bound 65537 exceeds the limit 65536", 3, 40},
+           Case{rule + "DUMP 0 TO 1 RETENTION 257\n", "DUMP RETENTION 257 exceeds the limit 256", 3, 52},
+       }) {
+    INFO(c.text);
+    Refusal r = refusal(s + c.text);
+    CHECK(r.message == c.message);
+    CHECK(r.loc.line == c.line);
+    CHECK(r.loc.col == c.col);
+  }
+}
+
+TEST_CASE("to_string widths must be positive and within the field limit", "[limits][literals]") {
+  const std::string s = decl("s");
+  Refusal w = refusal(s + "SELECT to_string(s[0] : 0) STREAM q FROM s\n");
+  CHECK(w.message == "to_string width 0 must be greater than zero");
+  CHECK(w.loc.col == 25);
+  CHECK(refusal(s + "SELECT to_string(s[0] : 65537) STREAM q FROM s\n").message ==
+        "to_string width 65537 exceeds the limit 65536");
+  CHECK(ut::shape(testing::compileText(s + "SELECT to_string(s[0] : 65536) STREAM q FROM s\n").get("q").schema[0]) ==
+        "STRING 1x65536");
+}
+
+TEST_CASE("storage RETENTION capacities must be positive", "[limits][retention]") {
+  const std::string s = decl("s");
+  Refusal c = refusal(s + "SELECT * STREAM q FROM s RETENTION 0 2\n");
+  CHECK(c.message == "RETENTION capacity must be greater than zero, got 0");
+  CHECK(c.loc.col == 36);
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 0 STORAGE MEMORY\n").message ==
+        "RETENTION capacity must be greater than zero, got 0");
+  // Segments may be 0: no limit on disk segments.
+  CHECK(testing::compileText(s + "SELECT * STREAM q FROM s RETENTION 5 0\n").get("q").retentionCapacity == 5);
+}
+
+TEST_CASE("RETENTION c s segments a file store; a one-number RETENTION sizes a memory ring", "[limits][retention]") {
+  const std::string s = decl("s");
+  for (const std::string ok : {"RETENTION 100 4", "RETENTION 100 4 STORAGE DIRECT", "RETENTION 100 STORAGE MEMORY",
+                               "RETENTION 100 VOLATILE", "RETENTION 100 4 STORAGE POSIX"}) {
+    INFO(ok);
+    CHECK_NOTHROW(testing::compileText(s + "SELECT * STREAM q FROM s " + ok + "\n"));
+  }
+  CHECK(ut::parse(s + "SELECT * STREAM q FROM s RETENTION 100 STORAGE MEMORY\n").back().policyCapacity == 100);
+  Refusal f = refusal(s + "SELECT * STREAM q FROM s RETENTION 100 STORAGE DIRECT\n");
+  CHECK(f.message ==
+        "RETENTION 100 of stream 'q' has no segment count; on a file store (STORAGE DIRECT) write RETENTION 100 "
+        "<segments>; a one-number RETENTION sizes a MEMORY or VOLATILE ring");
+  CHECK(f.loc.line == 2);
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 7\n").message.find("(STORAGE DEFAULT) write RETENTION 7") !=
+        std::string::npos);
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 7 STORAGE posix\n").message.find("(STORAGE POSIX)") !=
+        std::string::npos);
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 100 4 STORAGE MEMORY\n").message ==
+        "RETENTION 100 4 of stream 'q' is segmented retention on a RAM store (STORAGE MEMORY); write RETENTION 100 "
+        "to size its ring");
+  CHECK(refusal(s + "SELECT * STREAM q FROM s RETENTION 100 4 VOLATILE\n").message.find("on a RAM store (VOLATILE)") !=
+        std::string::npos);
+}
+
+TEST_CASE("storage.default_retention: DEFAULT and DIRECT streams without RETENTION, substrates too",
+          "[limits][retention]") {
+  ir::Options o = ir::defaultOptions();
+  o.defaultRetention = {1000, 4};
+  ir::Plan p = ir::compile(ut::parse(decl("s") + decl("t", "b INTEGER") +
+                                     "SELECT * STREAM plain FROM s\n"
+                                     "SELECT * STREAM dir FROM s STORAGE DIRECT\n"
+                                     "SELECT * STREAM own FROM s RETENTION 20 2\n"
+                                     "SELECT * STREAM mem FROM s STORAGE MEMORY\n"
+                                     "SELECT * STREAM vol FROM s VOLATILE\n"
+                                     "SELECT * STREAM px FROM s STORAGE POSIX\n"
+                                     "SELECT * STREAM sum FROM (s > 1) + t\n"),
+                           o);
+  auto retention = [&](const std::string& id) {
+    const ir::Query& q = p.get(id);
+    return std::to_string(q.retentionCapacity) + " " + std::to_string(q.retentionSegments);
+  };
+  CHECK(retention("plain") == "1000 4");
+  CHECK(retention("dir") == "1000 4");
+  CHECK(retention("own") == "20 2");
+  CHECK(retention("mem") == "0 0");
+  CHECK(retention("vol") == "0 0");
+  CHECK(retention("px") == "0 0");
+  CHECK(retention("s") == "0 0");  // a declared source has no store
+  REQUIRE(testing::has(p, "STREAM_TIMEMOVE_1_s"));
+  CHECK(retention("STREAM_TIMEMOVE_1_s") == "1000 4");
+  CHECK(retention("sum") == "1000 4");
+  // A memory substrate keeps its ring only.
+  ir::Plan m = ir::compile(
+      ut::parse("SUBSTRAT 'memory'\n" + decl("s") + decl("t", "b INTEGER") + "SELECT * STREAM sum FROM (s > 1) + t\n"),
+      o);
+  CHECK(m.get("STREAM_TIMEMOVE_1_s").retentionCapacity == 0);
+  // Without the key nothing changes.
+  CHECK(testing::compileText(decl("s") + "SELECT * STREAM q FROM s\n").get("q").retentionCapacity == 0);
 }
 
 TEST_CASE("INTEGER[16384] arrays under wide windows, read by many streams", "[limits][arrays]") {
-  std::string t = decl("s", "a INTEGER[16384]") + "SELECT * STREAM w FROM s@(1,100000)\n";
+  std::string t = decl("s", "a INTEGER[16384]") + "SELECT * STREAM w FROM s@(1,65536)\n";
   for (int i = 0; i < 200; ++i)
-    t += "SELECT w[" + std::to_string(i * 400) + "]+s[1], w[99999] STREAM r" + std::to_string(i) + " FROM w+s\n";
+    t += "SELECT w[" + std::to_string(i * 300) + "]+s[1], w[65535] STREAM r" + std::to_string(i) + " FROM w+s\n";
   ir::Plan p = testing::compileText(t);
-  REQUIRE(p.get("w").schema.size() == 100000);
+  REQUIRE(p.get("w").schema.size() == 65536);
   CHECK(ir::flatWidth(p.get("s")) == 16384);
   CHECK(p.get("w").interval == ir::Rational(1, 16384));
   // r_i reads its input record w + s: w's elements first, then s's.
-  CHECK(ut::field(p, "r7", 0) == "PUSH_ID(r7[2800]) PUSH_ID(r7[100001]) ADD");
-  CHECK(ut::field(p, "r7", 1) == "PUSH_ID(r7[99999])");
+  CHECK(ut::field(p, "r7", 0) == "PUSH_ID(r7[2100]) PUSH_ID(r7[65537]) ADD");
+  CHECK(ut::field(p, "r7", 1) == "PUSH_ID(r7[65535])");
   CHECK(ut::shape(p, "r199", 1) == "INTEGER 4x1");
 }
 

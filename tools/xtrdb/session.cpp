@@ -111,7 +111,8 @@ void Session::adopt(const Descriptor& d, const std::string& descPath, const std:
     at += desc_.entries[i].byteSize();
   }
   auto ref = desc_.ref();
-  paths_ = ArtifactPaths(ref ? *ref : ArtifactPaths::forFile(storageDir_, name).data(), descPath);
+  // An archive `X.old<N>` opens with the index and shadows of its session (X.meta.old<N>, ...).
+  paths_ = ref ? ArtifactPaths(*ref, descPath) : ArtifactPaths::forFile(storageDir_, name);
   if (paths_.data().empty())
     throw Fatal("storage: storage file not set in descriptor (missing REF field or :STORAGE directive)");
   metaTailHidden_ = false;
