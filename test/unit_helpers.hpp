@@ -79,6 +79,11 @@ std::string errorOf(const std::string& text) {
   return "";
 }
 
+// Three INTEGER fields a b c of stream s, and the token program of the single
+// field of `SELECT <e> STREAM t FROM s` over it.
+inline const char* kDecl = "DECLARE a INTEGER, b INTEGER, c INTEGER STREAM s, 1 FILE 'x.dat'\n";
+std::string expr(const std::string& e);
+
 inline const ir::Query& stmt(const std::vector<ir::Query>& qs, const std::string& id) {
   for (auto& q : qs)
     if (q.id == id) return q;
@@ -91,6 +96,10 @@ inline std::string field(const std::vector<ir::Query>& qs, const std::string& id
   const ir::Query& q = stmt(qs, id);
   REQUIRE(i < q.schema.size());
   return str(q.schema[i].program);
+}
+inline std::string expr(const std::string& e) {
+  auto qs = parse(std::string(kDecl) + "SELECT " + e + " STREAM t FROM s\n");
+  return field(qs, "t", 0);
 }
 inline std::string field(const ir::Plan& p, const std::string& id, size_t i = 0) {
   REQUIRE(p.find(id) != nullptr);

@@ -3,19 +3,15 @@
 #include "../unit_helpers.hpp"
 
 using ut::errorOf;
+using ut::expr;
 using ut::field;
+using ut::kDecl;
 using ut::parse;
 using ut::stmt;
 
 namespace {
 
-const char* kDecl = "DECLARE a INTEGER, b INTEGER, c INTEGER STREAM s, 1 FILE 'x.dat'\n";
 const char* kCells = "DECLARE cell INTEGER[4] STREAM cells, 1 FILE 'cells.dat'\n";
-
-std::string expr(const std::string& e) {
-  auto qs = parse(std::string(kDecl) + "SELECT " + e + " STREAM t FROM s\n");
-  return field(qs, "t", 0);
-}
 
 std::vector<ir::Warning> warningsOf(const std::string& text) {
   std::vector<ir::Warning> w;

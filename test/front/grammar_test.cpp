@@ -6,15 +6,10 @@ using ut::field;
 using ut::parse;
 using ut::stmt;
 
+using ut::expr;
+using ut::kDecl;
+
 namespace {
-
-const char* kDecl = "DECLARE a INTEGER, b INTEGER, c INTEGER STREAM s, 1 FILE 'x.dat'\n";
-
-// Token program of the single field of `SELECT <expr> STREAM t FROM s`.
-std::string expr(const std::string& e) {
-  auto qs = parse(std::string(kDecl) + "SELECT " + e + " STREAM t FROM s\n");
-  return field(qs, "t", 0);
-}
 
 // FROM program of `SELECT * STREAM t FROM <e>`.
 std::string fromOf(const std::string& e) {
