@@ -278,9 +278,7 @@ static std::vector<ir::Query> historyWindows(Ctx& ctx, ir::Query& q) {
       f.program = a.expr;
       w.schema = {f};
       w.isSubstrat = true;
-      w.isVolatile = true;  // plumbing: kept in memory
-      w.policyProfile = "MEMORY";
-      w.policyCapacity = 1;
+      w.makeVolatile();  // plumbing: kept in memory
       windows.push_back(std::move(w));
     }
     const std::string key = std::to_string(int(a.op)) + " " + x + " " + std::to_string(a.width);
@@ -487,7 +485,7 @@ select: SELECT select_list STREAM stream_name FROM sexpr opt_select_file opt_ret
           } else {
             q.policyCapacity = ctx.pendingRetention.first;
           }
-          if (ctx.pendingVolatile) { q.isVolatile = true; q.policyProfile = "MEMORY"; q.policyCapacity = 1; }
+          if (ctx.pendingVolatile) q.makeVolatile();
           q.isPersistent = ctx.pendingPersistent;
           ctx.pendingFile.clear(); ctx.pendingRetention = {0, 0}; ctx.pendingVolatile = ctx.pendingPersistent = false;
           const int n = $4.second;  // 0: an ordinary SELECT

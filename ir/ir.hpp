@@ -149,6 +149,12 @@ struct Query {
   bool isDeclaration() const { return program.empty(); }
   bool isGenerated() const { return id.rfind("STREAM_", 0) == 0; }
   bool isReductionRequired() const;
+  // VOLATILE: the records live in a memory ring only.
+  void makeVolatile() {
+    isVolatile = true;
+    policyProfile = "MEMORY";
+    policyCapacity = 1;
+  }
   std::vector<std::string> dependencies() const;
 };
 

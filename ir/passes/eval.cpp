@@ -86,15 +86,13 @@ std::optional<Value> binary(Op op, const Value& l, const Value& r) {
   }
   Type t = std::max(lt, rt);
   if (t == Type::BYTE) t = Type::INTEGER;
-  if (op == Op::POWER && t == Type::INTEGER) {  // in the type itself: the run-time value, wrapping included
-    auto v = arith<int32_t>(op, int32_t(*asInt(l)), int32_t(*asInt(r)));
-    if (!v) return std::nullopt;
-    return Value(*v);
-  }
-  if (op == Op::POWER && t == Type::UINT) {
-    auto v = arith<uint32_t>(op, uint32_t(*asInt(l)), uint32_t(*asInt(r)));
-    if (!v) return std::nullopt;
-    return Value(*v);
+  if (op == Op::POWER && (t == Type::INTEGER || t == Type::UINT)) {  // in the type itself: the run-time value
+    auto in = [&](auto c) -> std::optional<Value> {
+      using C = decltype(c);
+      auto v = arith<C>(op, C(*asInt(l)), C(*asInt(r)));
+      return v ? std::optional<Value>(Value(*v)) : std::nullopt;
+    };
+    return t == Type::INTEGER ? in(int32_t{}) : in(uint32_t{});
   }
   if (t == Type::INTEGER || t == Type::UINT) {
     auto w = arith<int64_t>(op, *asInt(l), *asInt(r));  // exact: no fold when it does not fit

@@ -23,10 +23,7 @@ void placeHistoryAggregates(Plan& p) {
   for (auto& q : p.queries) {
     const bool historyWindow = q.isSubstrat && q.program.size() == 2 && q.program[1].op == Op::STREAM_AGSE &&
                                std::get<std::string>(q.program[0].v).rfind("STREAM_HISTORY_", 0) == 0;
-    if (!historyWindow) continue;
-    q.isVolatile = true;
-    q.policyProfile = "MEMORY";
-    q.policyCapacity = 1;
+    if (historyWindow) q.makeVolatile();
   }
 }
 

@@ -19,9 +19,7 @@ void applyDefaultVolatility(Plan& p) {
   if (!p.find(":DEFAULT_VOLATILE")) return;
   for (auto& q : p.queries) {
     if (q.isDirective() || q.isDeclaration() || q.isVolatile || q.isPersistent || q.storageExplicit) continue;
-    q.isVolatile = true;
-    q.policyProfile = "MEMORY";
-    q.policyCapacity = 1;
+    q.makeVolatile();
   }
 }
 
