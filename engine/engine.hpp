@@ -98,9 +98,20 @@ class Engine {
   // Takes the streams of a compiled candidate (livePlan() plus new statements)
   // that are not running yet into the plan.
   Admission admit(const ir::Plan& candidate);
+  // Adds rule `name` of stream `id` in a compiled candidate (livePlan() with
+  // the rule appended to that stream) to the running stream: it sees the
+  // stream's next record on. "OK" or the reason it was refused.
+  std::string addRule(const ir::Plan& candidate, const std::string& id, const std::string& name);
   // Removes a stream imported ad hoc that nothing else reads (with the ad hoc
-  // substrates only it used). Its artifacts stay on disk. "OK" or the reason.
+  // substrates only it used), or a rule imported ad hoc (by its name). Its
+  // artifacts stay on disk. "OK" or the reason.
   std::string removeStream(const std::string& id);
+  // Replaces the running plan with a compiled one between two slots: streams
+  // whose definition (and inputs) did not change run on with their
+  // artifacts; the others stop (`ended` names them) and the new plan's other
+  // streams join at the next grid point of their interval. "OK" or the reason
+  // (a plan that changes a directive is refused, nothing changed).
+  std::string replacePlan(const ir::Plan& next, std::vector<std::string>& ended);
   // Closes artifacts (under ROTATION: renames to the archives of this session, whose
   // number prepare() reserved in the counter file).
   void finish();

@@ -119,6 +119,8 @@ struct Engine::Impl {
   Stream& instantiate(const ir::Query& q, const ir::Plan& cand);
   void withdraw(size_t count, size_t ticksBefore);
   void dropNewest();
+  void updateLiveSource();
+  void compact();  // drops removed streams, renumbers the rest
 
   // ------------------------------------------------------------ running
   int64_t gridPoint(const std::vector<int64_t>& counters) const;

@@ -120,6 +120,7 @@ Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand) {
   s->q = &q;
   s->serial = nextSerial++;
   s->index = int(streams.size());
+  s->declared = q.isDeclaration();
   s->out = ir::Layout::of(q.schema);
   s->tick = q.interval.num * (ticksPerSecond / q.interval.den);
   auto ti = std::find(ticks.begin(), ticks.end(), s->tick);
@@ -147,6 +148,17 @@ Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand) {
   ref.joinAt = now + 1;
   ref.adhoc = true;
   ref.unit = "adhoc" + std::to_string(adhocUnits + 1);
+  if (ref.declared) {
+    // A source's record k is read in slot k·Δ and seen from slot (k+1)·Δ on;
+    // one joining at grid index j reads its first record now (its zero
+    // step), which is seen from slot j·Δ on, so that record is number j-1.
+    const int64_t first = now / ref.tick + 1;
+    ref.hist.base = first - 1;
+    ref.firstIndex = first - 1;
+    ref.source->next(ref.hist.nextData(), ref.hist.nextNulls());
+    ref.hist.commit();
+    return ref;
+  }
   ref.due = now / ref.tick;
   ref.firstIndex = std::max<int64_t>(q.origin, ref.due - q.tail);
   ref.hist.base = ref.firstIndex;
@@ -169,8 +181,10 @@ void Engine::Impl::dropNewest() {
   closeArtifacts(s, -1);
   plan.maxCapacity.erase(s.q->id);
   computed.erase(std::remove(computed.begin(), computed.end(), &s), computed.end());
+  declared.erase(std::remove(declared.begin(), declared.end(), &s), declared.end());
   blockRecordBytes -= s.out.recordSize + int64_t(s.out.elems.size());
   streams.pop_back();
+  updateLiveSource();
 }
 
 Admission Engine::admit(const ir::Plan& cand) {
@@ -197,12 +211,59 @@ Admission Engine::admit(const ir::Plan& cand) {
   return {Admission::Result::ADMITTED, {}};
 }
 
+// Whether a DEVICE is read: blocks are then one slot long.
+void Engine::Impl::updateLiveSource() {
+  liveSource = false;
+  for (auto* s : declared) liveSource = liveSource || s->q->sourceKind == ir::SourceKind::DEVICE;
+}
+
+std::string Engine::addRule(const ir::Plan& cand, const std::string& id, const std::string& name) {
+  Impl& m = *impl_;
+  Stream* target = nullptr;
+  for (auto& s : m.streams) {
+    if (s->removed) continue;
+    if (s->q->id == id) target = s.get();
+    bool taken = s->rules && s->rules->has(name);
+    for (auto& r : s->q->rules) taken = taken || r.name == name;
+    if (taken) return "Rejected: a rule named '" + name + "' runs already (on stream " + s->q->id + ")";
+  }
+  if (!target) return "unknown stream: " + id;
+  if (target->declared) return "Cannot attach rule to declaration stream: " + id + " Rule: " + name;
+  const ir::Rule* rule = nullptr;
+  for (auto& q : cand.queries)
+    if (q.id == id)
+      for (auto& r : q.rules)
+        if (r.name == name) rule = &r;
+  if (!rule) return "internal: rule " + name + " missing from the compiled plan";
+  // A dump that starts before its trigger reads the stream's ring, sized when the stream was set up.
+  const int64_t back = rule->action == ir::RuleAction::DUMP && rule->dumpFrom < 0 ? -rule->dumpFrom : 0;
+  if (back + 2 > target->hist.window)
+    return "Rejected: rule '" + name + "' dumps from " + std::to_string(-back) + " but stream " + id + " keeps only " +
+           std::to_string(target->hist.window - 2) + " records back in memory";
+  if (target->fusedInto) ops::unfuse(*target, m.streams);  // its records are written again, one by one
+  try {
+    if (!target->rules)
+      target->rules = std::make_unique<StreamRules>(*target->q, target->out, m.storageDir, &m.commands);
+    target->rules->add(*rule);
+  } catch (const std::exception& e) {
+    return std::string("Compile chain failed:") + e.what();
+  }
+  return "OK";
+}
+
 std::string Engine::removeStream(const std::string& id) {
   Impl& m = *impl_;
   Stream* target = nullptr;
   for (auto& s : m.streams)
     if (s->q->id == id && !s->removed) target = s.get();
-  if (!target) return "unknown stream: " + id;
+  if (!target) {  // an imported rule goes by its name
+    for (auto& s : m.streams)
+      if (!s->removed && s->rules && s->rules->has(id))
+        return s->rules->remove(id) ? "OK"
+                                    : "rule " + id + " is part of the plan the engine started with; only ad hoc " +
+                                          "rules can be removed";
+    return "unknown stream: " + id;
+  }
   if (!target->adhoc)
     return "stream " + id + " is part of the plan the engine started with; only ad hoc streams can be removed";
   auto readers = [&](const Stream& s) {
@@ -218,7 +279,9 @@ std::string Engine::removeStream(const std::string& id) {
     s.removed = true;
     m.plan.maxCapacity.erase(s.q->id);
     m.computed.erase(std::remove(m.computed.begin(), m.computed.end(), &s), m.computed.end());
+    m.declared.erase(std::remove(m.declared.begin(), m.declared.end(), &s), m.declared.end());
     m.closeArtifacts(s, -1);
+    s.source.reset();  // a device or file is closed now
   };
   drop(*target);
   // Ad hoc substrates nobody reads any more go too.
@@ -233,10 +296,15 @@ std::string Engine::removeStream(const std::string& id) {
 #if RDB_WITH_JIT
   m.releaseUnusedUnits();
 #endif
-  // Removed streams go for good (nothing reads them): renumber the rest.
-  std::vector<int> renumber(m.streams.size(), -1);
+  m.compact();
+  return "OK";
+}
+
+// Removed streams go for good (nothing reads them): the rest are renumbered.
+void Engine::Impl::compact() {
+  std::vector<int> renumber(streams.size(), -1);
   std::vector<std::unique_ptr<Stream>> kept;
-  for (auto& s : m.streams)
+  for (auto& s : streams)
     if (!s->removed) {
       renumber[size_t(s->index)] = int(kept.size());
       kept.push_back(std::move(s));
@@ -245,12 +313,102 @@ std::string Engine::removeStream(const std::string& id) {
     s->index = renumber[size_t(s->index)];
     for (int& src : s->srcs) src = renumber[size_t(src)];
   }
-  m.streams = std::move(kept);
+  streams = std::move(kept);
+  updateLiveSource();
   returnFreeMemory();  // the removed streams' histories and buffers go back to the system
-  if (m.graph) {
-    m.dropGraph();
-    m.buildGraph();
+  if (graph) {
+    dropGraph();
+    buildGraph();
   }
+}
+
+namespace {
+
+bool sameRule(const ir::Rule& a, const ir::Rule& b) {
+  return a.name == b.name && a.condition == b.condition && a.action == b.action && a.dumpFrom == b.dumpFrom &&
+         a.dumpTo == b.dumpTo && a.dumpRetention == b.dumpRetention && a.command == b.command;
+}
+
+// Whether a running stream and one of a new plan compute (or read) the same
+// records into the same files.
+bool sameDefinition(const ir::Query& a, const ir::Query& b) {
+  bool same = a.program == b.program && a.interval == b.interval && a.schema.size() == b.schema.size() &&
+              a.filename == b.filename && a.sourceKind == b.sourceKind && a.isVolatile == b.isVolatile &&
+              a.isOneShot == b.isOneShot && a.isHold == b.isHold && a.isSubstrat == b.isSubstrat &&
+              a.origin == b.origin && a.rules.size() == b.rules.size() && a.isDisposable == b.isDisposable;
+  for (size_t i = 0; same && i < a.schema.size(); ++i)
+    same = a.schema[i].program == b.schema[i].program && a.schema[i].type == b.schema[i].type &&
+           a.schema[i].name == b.schema[i].name;
+  for (size_t i = 0; same && i < a.rules.size(); ++i) same = sameRule(a.rules[i], b.rules[i]);
+  return same;
+}
+
+std::string directivesOf(const ir::Plan& p) {
+  std::string d;
+  for (auto& q : p.queries)
+    if (q.isDirective()) d += q.id + "=" + q.filename + ";" + q.interval.str() + "\n";
+  return d;
+}
+
+}  // namespace
+
+std::string Engine::replacePlan(const ir::Plan& next, std::vector<std::string>& ended) {
+  Impl& m = *impl_;
+  if (directivesOf(next) != directivesOf(m.plan))
+    return "Rejected: the new plan changes a directive (STORAGE, SUBSTRAT, ROTATION, DEFAULT VOLATILE); "
+           "a running instance keeps its directives: restart it with the new plan";
+  std::map<std::string, const ir::Query*> wanted;
+  for (auto& q : next.queries)
+    if (!q.isDirective()) wanted[q.id] = &q;
+  // Kept: the same definition, over kept streams only, with history enough
+  // for the new plan's readers (plan order puts producers first).
+  std::set<std::string> keep;
+  for (auto& s : m.streams) {
+    if (s->removed) continue;
+    auto it = wanted.find(s->q->id);
+    if (it == wanted.end() || !sameDefinition(*s->q, *it->second)) continue;
+    bool inputsKept = true;
+    for (auto& d : s->q->dependencies()) inputsKept = inputsKept && keep.count(d);
+    auto cap = next.maxCapacity.find(s->q->id);
+    const bool roomy = cap == next.maxCapacity.end() || cap->second <= s->hist.window;
+    if (inputsKept && roomy) keep.insert(s->q->id);
+  }
+  // The rest stop now, consumers first; a kept window folded into a stopped reducer is written again.
+  for (auto& s : m.streams)
+    if (!s->removed && keep.count(s->q->id) && s->fusedInto && !keep.count(s->fusedInto->q->id))
+      ops::unfuse(*s, m.streams);
+  for (auto it = m.streams.rbegin(); it != m.streams.rend(); ++it) {
+    Stream& s = **it;
+    if (s.removed) continue;
+    if (keep.count(s.q->id)) {
+      if (s.rules) {  // rules imported ad hoc are not part of the new plan
+        std::vector<std::string> imported;
+        for (auto& r : s.rules->rules())
+          if (r.adhoc) imported.push_back(r.rule->name);
+        for (auto& name : imported) s.rules->remove(name);
+      }
+      continue;
+    }
+    s.removed = true;
+    m.plan.maxCapacity.erase(s.q->id);
+    m.computed.erase(std::remove(m.computed.begin(), m.computed.end(), &s), m.computed.end());
+    m.declared.erase(std::remove(m.declared.begin(), m.declared.end(), &s), m.declared.end());
+    s.rules.reset();
+    m.closeArtifacts(s, -1);
+    s.source.reset();
+    ended.push_back(s.q->id);
+  }
+#if RDB_WITH_JIT
+  m.releaseUnusedUnits();
+#endif
+  m.compact();
+  // The new streams join at the next grid point, as ad hoc ones do, and then belong to the plan.
+  const size_t before = m.streams.size();
+  const Admission a = admit(next);
+  if (a.result != Admission::Result::ADMITTED)
+    return "Rejected at set-up: " + a.detail + " (the streams kept from the previous plan run on; the others " +
+           "were stopped)";
+  for (size_t i = before; i < m.streams.size(); ++i) m.streams[i]->adhoc = false;
   return "OK";
 }
 

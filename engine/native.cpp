@@ -47,6 +47,7 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
     if (s->rules) {
       int k = 0;
       for (auto& r : s->rules->rules()) {
+        if (r.adhoc) break;  // imported rules follow the plan's and run on the VM
         JitWorker::Item it;
         it.serial = s->serial;
         it.rule = k++;
@@ -97,7 +98,7 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
         if (it.blockFn) ++native;
         else if (opt.verbose && !(job.unit == "plan" && job.tier == jit::Tier::Optimised))  // said once
           fprintf(stdout, "stream %s runs on the VM: %s\n", s.q->id.c_str(), it.why.c_str());
-      } else if (s.rules && size_t(it.rule) < s.rules->rules().size()) {
+      } else if (s.rules && size_t(it.rule) < s.rules->rules().size() && !s.rules->rules()[size_t(it.rule)].adhoc) {
         s.rules->rules()[size_t(it.rule)].condition.native = it.blockFn;
       }
     }

@@ -99,9 +99,44 @@ StreamRules::~StreamRules() {
 
 int StreamRules::historyNeeded() const {
   int need = 0;
-  for (auto& r : q_.rules)
-    if (r.action == ir::RuleAction::DUMP && r.dumpFrom < 0) need = std::max(need, -r.dumpFrom);
+  for (auto& r : rules_)
+    if (r.rule->action == ir::RuleAction::DUMP && r.rule->dumpFrom < 0) need = std::max(need, -r.rule->dumpFrom);
   return need;
+}
+
+void StreamRules::add(const ir::Rule& rule) {
+  adhoc_.push_back(rule);
+  RuleRuntime rt;
+  rt.rule = &adhoc_.back();
+  rt.adhoc = true;
+  rt.condition.bytecode = vm::lowerCondition(q_, rule.condition, out_);
+  rules_.push_back(std::move(rt));
+}
+
+bool StreamRules::has(const std::string& name) const {
+  for (auto& r : rules_)
+    if (r.rule->name == name) return true;
+  return false;
+}
+
+bool StreamRules::remove(const std::string& name) {
+  for (auto it = rules_.begin(); it != rules_.end(); ++it) {
+    if (!it->adhoc || it->rule->name != name) continue;
+    for (auto& t : it->tasks)  // an open dump keeps the records written so far
+      if (t.fd >= 0) ::close(t.fd);
+    const ir::Rule* gone = it->rule;
+    rules_.erase(it);
+    for (auto r = adhoc_.begin(); r != adhoc_.end(); ++r)
+      if (&*r == gone) {
+        adhoc_.erase(r);  // erasing from a deque's middle moves the others: repoint them
+        break;
+      }
+    auto a = adhoc_.begin();
+    for (auto& rt : rules_)
+      if (rt.adhoc) rt.rule = &*a++;
+    return true;
+  }
+  return false;
 }
 
 std::string StreamRules::dumpPath(RuleRuntime& r) {

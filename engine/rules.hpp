@@ -55,6 +55,7 @@ struct RuleRuntime {
   std::deque<DumpTask> tasks;  // this rule's open dumps, at most max(RETENTION, 1)
   CompiledProgram condition;   // one INTEGER element: the condition's truth (NULL does not fire)
   int triggers = 0;            // how many times it fired (names the next dump file)
+  bool adhoc = false;          // added while running: runs on the VM, may be removed again
 };
 
 // Record access for dumps: the stream's history by logical index.
@@ -69,6 +70,11 @@ class StreamRules {
   // Called after the stream wrote record n (its output record and flags).
   void onRecord(int64_t n, const uint8_t* rec, const uint8_t* nulls, const RecordLookup& history);
   int historyNeeded() const;  // records of the stream a negative DUMP start reads back
+  // A rule imported while running (its condition compiled against this
+  // stream); it follows the plan's rules. remove() takes one of those back.
+  void add(const ir::Rule& rule);
+  bool remove(const std::string& name);
+  bool has(const std::string& name) const;
 
  private:
   std::string dumpPath(RuleRuntime& r);
@@ -79,6 +85,7 @@ class StreamRules {
   std::string dir_;
   CommandPool* pool_;
   std::vector<RuleRuntime> rules_;
+  std::deque<ir::Rule> adhoc_;  // the imported rules (a deque: RuleRuntime points into it)
   std::vector<uint8_t> condOut_, condNull_;
   ir::Layout condLayout_;
 };

@@ -24,7 +24,7 @@ void Engine::Impl::setupSource(Stream& s, int64_t cap) {
     throw EngineError("stream " + q.id + ": " + e.what());
   }
   declared.push_back(&s);
-  liveSource = liveSource || format == storage::SourceFormat::DEVICE;
+  updateLiveSource();
 }
 
 // Pass 2 of every slot of the block, done first: each due source reads its
@@ -33,8 +33,16 @@ void Engine::Impl::setupSource(Stream& s, int64_t cap) {
 bool Engine::Impl::readSources() {
   int last = block.slots - 1;  // the slot whose read exhausted a source (--until-eof)
   bool exhausted = false;
+  std::vector<char> joined;  // a source imported ad hoc reads from its first due slot on
   for (auto* s : declared) {
-    const std::vector<char>& due = block.due[s->tickIndex];
+    const std::vector<char>* dueOf = &block.due[s->tickIndex];
+    if (s->joinAt > block.t[0]) {
+      joined = *dueOf;
+      for (int x = 0; x < block.slots; ++x)
+        if (block.t[size_t(x)] < s->joinAt) joined[size_t(x)] = 0;
+      dueOf = &joined;
+    }
+    const std::vector<char>& due = *dueOf;
     History& h = s->hist;
     int j = 0;
     while (j < block.slots) {

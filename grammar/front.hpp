@@ -24,7 +24,9 @@ std::vector<ir::Query> parseText(const std::string& text, std::vector<ir::Warnin
 enum class StatementKind { SELECT, DECLARE, RULE, DIRECTIVE, OTHER };
 StatementKind statementKind(const std::string& text);
 
-// Parses one ad hoc statement (a single logical line).
-std::vector<ir::Query> parseStatement(const std::string& text);
+// Parses one ad hoc statement (a single logical line): a SELECT or DECLARE
+// comes back as itself, a RULE as the stream of `live` it is ON with the rule
+// appended (without `live` a RULE finds no stream).
+std::vector<ir::Query> parseStatement(const std::string& text, const std::vector<ir::Query>* live = nullptr);
 
 }  // namespace rql

@@ -130,6 +130,9 @@ struct ServerHooks {
   std::function<std::string(const std::string&)> adhoc;  // "OK" or the error text (tools.md §2.7)
   std::function<void()> kill;
   std::function<std::string(const std::string&)> remove;  // removes an ad hoc stream: "OK" or the reason
+  // Replaces the whole plan with the text of a query file: "OK" or the located
+  // error; `ended` gets the streams removed or redefined (their subscribers are ended).
+  std::function<std::string(const std::string&, std::vector<std::string>& ended)> reset;
 };
 
 struct ServerOptions {
@@ -164,6 +167,9 @@ class Server {
   bool anySubscriber() const;                        // one atomic load
   // One record of a due stream: value texts (storage::elementText) and null flags. Never blocks.
   void publish(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls);
+  // End marker (reason "removed") to the subscribers of every stream; the
+  // connections are closed once it is sent. The server goes on serving.
+  void endSubscriptions();
   // End marker to every subscriber, queued bytes sent for up to shutdownFlushMs,
   // connections closed, socket unlinked. Idempotent; waits for a running poll().
   void shutdown();

@@ -283,6 +283,9 @@ Answer answer(Server::Impl& s, const ServerHooks& h, const Tree& req) {
     else if (h.adhoc) a.reply.add("db", h.adhoc(arg));
   } else if (msg == "remove") {
     answerRemove(s, h, arg, a);
+  } else if (msg == "reset") {
+    if (!h.reset) a.reply = errorTree("error: this instance cannot load a plan");
+    else a.reply.add("db", h.reset(arg, a.ended));
   } else if (msg == "kill") {
     if (h.kill) h.kill();
   } else if (msg == "status") {

@@ -81,6 +81,14 @@ void Server::Impl::flush(Conn& c) {
   if (!c.dead && c.out.empty() && c.closeAfterFlush) drop(c);
 }
 
+void Server::endSubscriptions() {
+  Impl& s = *impl_;
+  std::lock_guard lk(s.mu);
+  std::vector<std::string> names;
+  for (auto& [name, n] : s.subs) names.push_back(name);
+  for (auto& name : names) s.endStream(name);
+}
+
 void Server::Impl::endStream(const std::string& stream) {
   for (auto& cp : conns) {
     Conn& c = *cp;

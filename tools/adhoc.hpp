@@ -9,8 +9,14 @@
 
 namespace tools {
 
-// Imports one ad hoc SELECT into the running plan; it starts at the next grid
-// point. Returns "OK" or the reply that says why it was rejected.
-std::string importAdHoc(engine::Engine& eng, const std::string& text);
+// What a client may ask for beyond SELECT, DECLARE and RULE ... DO DUMP.
+struct AdHocPolicy {
+  bool allowSystem = false;  // xretractor --allow-adhoc-system: RULE ... DO SYSTEM from a client
+};
+
+// Imports one ad hoc SELECT, DECLARE or RULE into the running plan; a stream
+// starts at the next grid point of its interval, a rule with the stream's
+// next record. Returns "OK" or the reply that says why it was rejected.
+std::string importAdHoc(engine::Engine& eng, const std::string& text, const AdHocPolicy& policy = {});
 
 }  // namespace tools

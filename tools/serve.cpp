@@ -35,8 +35,9 @@ ipc::StreamDetail detailOf(const engine::StreamStatus& s) {
 
 }  // namespace
 
-ClientWiring::ClientWiring(engine::Engine& eng, ipc::Server& server, std::atomic<bool>& stop, int spinUs)
-    : eng_(eng), srv_(server), stop_(stop), spin_(spinUs) {
+ClientWiring::ClientWiring(engine::Engine& eng, ipc::Server& server, std::atomic<bool>& stop, int spinUs,
+                           AdHocPolicy policy)
+    : eng_(eng), srv_(server), stop_(stop), spin_(spinUs), policy_(policy) {
   server_.list = [this] {
     std::vector<ipc::StreamInfo> out;
     for (auto& s : eng_.status()) out.push_back(infoOf(s));
@@ -48,7 +49,7 @@ ClientWiring::ClientWiring(engine::Engine& eng, ipc::Server& server, std::atomic
     return detailOf(*s);
   };
   server_.exists = [this](const std::string& id) { return eng_.status(id).has_value(); };
-  server_.adhoc = [this](const std::string& text) { return importAdHoc(eng_, text); };
+  server_.adhoc = [this](const std::string& text) { return importAdHoc(eng_, text, policy_); };
   server_.kill = [this] { stop_.store(true); };
   server_.remove = [this](const std::string& id) { return eng_.removeStream(id); };
   slots_.waitUntil = [this](std::chrono::steady_clock::time_point deadline) { waitUntil(deadline); };

@@ -11,13 +11,14 @@
 
 #include "engine/engine.hpp"
 #include "ipc/ipc.hpp"
+#include "tools/adhoc.hpp"
 
 namespace tools {
 
 class ClientWiring {
  public:
   // spinUs: the last microseconds before a deadline are spun, not slept.
-  ClientWiring(engine::Engine& eng, ipc::Server& server, std::atomic<bool>& stop, int spinUs);
+  ClientWiring(engine::Engine& eng, ipc::Server& server, std::atomic<bool>& stop, int spinUs, AdHocPolicy policy = {});
   ClientWiring(const ClientWiring&) = delete;
   ClientWiring& operator=(const ClientWiring&) = delete;
 
@@ -32,6 +33,7 @@ class ClientWiring {
   ipc::Server& srv_;
   std::atomic<bool>& stop_;
   const std::chrono::microseconds spin_;
+  const AdHocPolicy policy_;
   ipc::ServerHooks server_;
   engine::SlotHooks slots_;
   std::chrono::steady_clock::time_point lastPoll_ = std::chrono::steady_clock::now();

@@ -15,7 +15,9 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -314,6 +316,18 @@ int cmdExpectOk(Session& s, const Options& o, const char* message, const std::st
 
 int cmdRemove(Session& s, const Options& o) { return cmdExpectOk(s, o, "remove", o.remove); }
 int cmdAdhoc(Session& s, const Options& o) { return cmdExpectOk(s, o, "adhoc", o.adhoc); }
+// The whole file goes to the server, which compiles it and swaps plans at a
+// slot boundary (an empty file makes the instance idle).
+int cmdReset(Session& s, const Options& o) {
+  std::ifstream in(o.reset, std::ios::binary);
+  if (!in) {
+    gLog("xqry: cannot read " + o.reset);
+    return kExitNotFound;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return cmdExpectOk(s, o, "reset", text.str());
+}
 
 // The terminal in non-canonical mode while a subscription runs, so one key stops it.
 class KeyWatch {
@@ -455,8 +469,10 @@ int cmdSelect(Session& s, const Options& o) {
 void addOptions(CLI::App& app, Options& o) {
   app.add_option("-s,--select,select", o.select, "subscribe to a stream and print its records");
   app.add_option("-t,--detail", o.detail, "describe one stream (YAML)");
-  app.add_option("-a,--adhoc", o.adhoc, "send one SELECT statement to the running plan");
-  app.add_option("--remove", o.remove, "remove a stream imported ad hoc from the running plan");
+  app.add_option("-a,--adhoc", o.adhoc, "send one SELECT, DECLARE or RULE ... DO DUMP to the running plan");
+  app.add_option("--remove", o.remove, "remove a stream or rule imported ad hoc from the running plan");
+  app.add_option("-q,--reset", o.reset,
+                 "replace the whole plan with this RQL file at a slot boundary (an empty file: idle)");
   app.add_option("-m,--elimitqry", o.limit, "stop after N records (0 = unlimited)");
   app.add_flag("-n,--null", o.skipNull, "skip records whose fields are all NULL (raw)");
   app.add_flag("-l,--hello", o.hello, "diagnostic round trip");
@@ -523,6 +539,7 @@ Command chooseCommand(const Options& o) {
   if (o.diryaml) return cmdDirYaml;
   if (!o.adhoc.empty()) return cmdAdhoc;
   if (!o.remove.empty()) return cmdRemove;
+  if (!o.reset.empty()) return cmdReset;
   if (!o.detail.empty()) return cmdDetail;
   if (!o.select.empty() && o.select != "none") return cmdSelect;
   return nullptr;

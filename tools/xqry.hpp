@@ -15,7 +15,7 @@ namespace xqry {
 enum class Format { Raw, Graphite, Influx, Gnuplot, Csv, Jsonl };
 
 struct Options {
-  std::string select = "none", detail, adhoc, gnuplot, config, server, remove;
+  std::string select = "none", detail, adhoc, gnuplot, config, server, remove, reset;
   int64_t limit = 0;
   bool skipNull = false, hello = false, kill = false, dir = false, diryaml = false, raw = false, graphite = false,
        influx = false, rtl = false, needCtrlC = false, waitServer = false, csv = false, jsonl = false, stats = false;

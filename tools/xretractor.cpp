@@ -51,10 +51,19 @@ void printBuildInfo() {
 constexpr int kExitSyntax = 1, kExitFatal = 1, kExitCheck = 71, kExitRef = 4, kExitConfig = 4, kExitArgs = 22,
               kExitIpc = 10, kExitInstance = 37;
 
-void report(const std::string& file, const ir::SrcLoc& loc, const std::string& msg) {
-  if (loc.line > 0) fmt::print(stderr, "{}:{}:{}: error: {}\n", file, loc.line, loc.col, msg);
-  else fmt::print(stderr, "{}: error: {}\n", file, msg);
+// Diagnostics go to stderr, or to `sink` when one is given (a plan sent by a client).
+void say(std::string* sink, const std::string& line) {
+  if (sink) *sink += line;
+  else fmt::print(stderr, "{}", line);
 }
+
+void report(const std::string& file, const ir::SrcLoc& loc, const std::string& msg, std::string* sink = nullptr) {
+  if (loc.line > 0) say(sink, fmt::format("{}:{}:{}: error: {}\n", file, loc.line, loc.col, msg));
+  else say(sink, fmt::format("{}: error: {}\n", file, msg));
+}
+
+int compileText(const std::string& text, const std::string& file, const ir::Options& opt, ir::Plan& out, bool strict,
+                std::string* sink);
 
 // Parses and compiles; prints the error and returns its exit code on failure.
 // Warnings are printed located; with `strict` they are errors.
@@ -86,30 +95,38 @@ int compileFile(const std::string& argv0, const std::string& file, const ir::Opt
   }
   std::stringstream ss;
   ss << in.rdbuf();
+  return compileText(ss.str(), file, opt, out, strict, nullptr);
+}
+
+// Parses and compiles a query set's text; `file` names it in diagnostics. 0
+// or the exit code of the failure, whose messages went to stderr or `sink`.
+int compileText(const std::string& text, const std::string& file, const ir::Options& opt, ir::Plan& out, bool strict,
+                std::string* sink) {
   try {
     std::vector<ir::Warning> warnings;
-    auto statements = rql::parseText(ss.str(), &warnings);
+    auto statements = rql::parseText(text, &warnings);
     for (auto& w : warnings)
-      fmt::print(stderr, "{}:{}:{}: {}: {}\n", file, w.loc.line, w.loc.col, strict ? "error" : "warning", w.message);
+      say(sink,
+          fmt::format("{}:{}:{}: {}: {}\n", file, w.loc.line, w.loc.col, strict ? "error" : "warning", w.message));
     if (strict && !warnings.empty()) return kExitCheck;
     if (statements.empty()) {
-      fmt::print(stderr, "{}: error: empty file: no statement found\n", file);
+      say(sink, fmt::format("{}: error: empty file: no statement found\n", file));
       return kExitCheck;
     }
     out = ir::compile(std::move(statements), opt);
     out.sourceFile = file;
     return 0;
   } catch (const rql::SyntaxError& e) {
-    report(file, e.loc, e.what());
+    report(file, e.loc, e.what(), sink);
     return kExitSyntax;
   } catch (const ir::CompileError& e) {
-    report(file, e.loc, e.what());
+    report(file, e.loc, e.what(), sink);
     return kExitCheck;
   } catch (const ir::RefError& e) {
-    report(file, e.loc, e.what());
+    report(file, e.loc, e.what(), sink);
     return kExitRef;
   } catch (const ir::FatalError& e) {
-    fmt::print(stderr, "\nFATAL: {}\n", e.what());
+    say(sink, (sink ? "FATAL: " : "\nFATAL: ") + std::string(e.what()) + "\n");
     return kExitFatal;
   }
 }
@@ -217,7 +234,7 @@ struct RunArgs {
   std::string queryFile, name, limitText, jitTier = "auto";
   int64_t limit = 0;
   bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false,
-       untilEof = false, interpret = false, cleanup = false, noFuse = false, strict = false;
+       untilEof = false, interpret = false, cleanup = false, noFuse = false, strict = false, allowAdhocSystem = false;
   int threads = 0, blockSlots = 0, spinUs = 0;
   std::vector<std::string> disabled;
 };
@@ -238,6 +255,8 @@ void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
   app.add_flag("-u,--until-eof", a.untilEof, "stop when a source runs out of data");
   app.add_flag("--interpret", a.interpret, "run field programs on the bytecode VM");
   app.add_flag("--strict", a.strict, "treat warnings (grouping, deprecated forms) as errors");
+  app.add_flag("--allow-adhoc-system", a.allowAdhocSystem,
+               "accept RULE ... DO SYSTEM from clients (xqry -a); they run shell commands as this user");
   app.add_option("--threads", a.threads, "worker threads (default: all cores; 1 = serial)");
   app.add_option("--spin-us", a.spinUs,
                  "clocked: spend the last N microseconds before each slot's deadline spinning "
@@ -299,14 +318,7 @@ struct Instance {
 
   int open(const std::optional<std::string>& storageDir, const std::string& announcedFile) {
     if (!lock.acquire(gConfig.lockDir, prog)) return kExitInstance;
-    if (storageDir) {
-      std::string why;
-      storageLock = storage::StorageLock::acquire(*storageDir, why);
-      if (!storageLock) {
-        fmt::print(stderr, "\nFATAL: {}\n", why);
-        return kExitInstance;
-      }
-    }
+    if (storageDir && !lockStorage(*storageDir)) return kExitInstance;
     ipc::ServerOptions sopt;
     sopt.queueBufferSeconds = gConfig.queueBufferSeconds;
     sopt.minQueueElements = gConfig.minQueueElements;
@@ -323,16 +335,75 @@ struct Instance {
     fmt::print(stderr, "{}: cannot write the lock file {}: {}\n", prog, lock.path, strerror(errno));
     return kExitInstance;
   }
+  // The storage directory of the plan being run: one engine per directory.
+  bool lockStorage(const std::string& dir, std::string* why = nullptr) {
+    std::string err;
+    storageLock = storage::StorageLock::acquire(dir, err);
+    if (storageLock) return true;
+    if (why) *why = err;
+    else fmt::print(stderr, "\nFATAL: {}\n", err);
+    return false;
+  }
 };
 
-// Idle: no plan, but hello and kill work; data commands answer empty.
-int runIdle(Instance& inst, int64_t limit) {
-  if (int rc = inst.open(std::nullopt, "")) return rc;
+std::optional<std::string> existingStorageDir(ir::Plan& plan);
+
+// What a client asked of the instance's plan (xqry --reset).
+struct PlanSwitch {
+  bool toIdle = false;           // an empty plan: the engine stops, the instance stays up
+  std::optional<ir::Plan> load;  // a plan for an idle instance
+  bool fromClient = false;       // the plan running came from xqry --reset
+};
+
+// Whether a plan text holds no statement (only blanks and comments).
+bool emptyPlanText(const std::string& text) {
+  try {
+    return rql::parseText(text).empty();
+  } catch (const std::exception&) {
+    return false;  // the compile reports what is wrong with it
+  }
+}
+
+// Compiles a plan a client sent: "" or what is wrong with it, located.
+std::string compileSent(const std::string& text, const RunArgs& a, ir::Plan& out) {
+  ir::Options copt = compileOptions();
+  disablePasses(a.disabled, copt);  // checked at start
+  std::string errors;
+  if (compileText(text, "reset", copt, out, a.strict, &errors)) {
+    while (!errors.empty() && errors.back() == '\n') errors.pop_back();
+    return errors.empty() ? "the plan does not compile" : errors;
+  }
+  if (!existingStorageDir(out)) return "reset: error: the plan's storage directory does not exist";
+  // A plan from a client is not the operator's: DO SYSTEM would run its commands as this user.
+  for (auto& q : out.queries)
+    for (auto& r : q.rules)
+      if (r.action == ir::RuleAction::SYSTEM && !a.allowAdhocSystem)
+        return "Rejected: rule '" + r.name + "' on stream '" + q.id +
+               "' uses DO SYSTEM; a plan sent by a client may not run shell commands unless the engine was " +
+               "started with --allow-adhoc-system";
+  return "";
+}
+
+// Idle: no plan, but hello and kill work, data commands answer empty, and
+// xqry --reset loads a plan (sw.load). False when -m's count ran out or killed.
+bool runIdle(Instance& inst, const RunArgs& a, PlanSwitch& sw) {
   ipc::ServerHooks idleHooks;
   idleHooks.kill = [] { gStop.store(true); };
-  for (int64_t n = 1; !gStop.load() && (limit == 0 || n < limit); ++n) inst.server->poll(idleHooks, 100);
-  inst.server->shutdown();
-  return 0;
+  idleHooks.reset = [&](const std::string& text, std::vector<std::string>&) -> std::string {
+    if (emptyPlanText(text)) return "OK";  // idle already
+    ir::Plan plan;
+    if (std::string err = compileSent(text, a, plan); !err.empty()) return err;
+    const std::optional<std::string> dir = existingStorageDir(plan);
+    std::string why;
+    if (!inst.lockStorage(*dir, &why)) return "Rejected: " + why;
+    sw.load = std::move(plan);
+    return "OK";
+  };
+  for (int64_t n = 1; !gStop.load() && (a.limit == 0 || n < a.limit); ++n) {
+    inst.server->poll(idleHooks, 100);
+    if (sw.load) return true;
+  }
+  return false;
 }
 
 // The plan's storage directory when it exists (a missing one is the engine's error to report).
@@ -351,15 +422,28 @@ std::optional<std::string> existingStorageDir(ir::Plan& plan) {
 }
 
 // Runs the plan with its clients served between slots; the exit code.
-int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a) {
+// xqry --reset replaces the plan in place, or (an empty plan) makes the
+// instance idle: sw.toIdle, the server stays up.
+int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a, PlanSwitch& sw) {
   try {
     engine::Engine eng(plan, engineOptions(a));
     eng.prepare();
-    tools::ClientWiring wiring(eng, *inst.server, gStop, a.spinUs);
+    tools::ClientWiring wiring(eng, *inst.server, gStop, a.spinUs, tools::AdHocPolicy{a.allowAdhocSystem});
+    wiring.serverHooks().reset = [&](const std::string& text, std::vector<std::string>& ended) -> std::string {
+      if (emptyPlanText(text)) {
+        sw.toIdle = true;
+        gStop.store(true);  // the run ends after this slot
+        return "OK";
+      }
+      ir::Plan next;
+      if (std::string err = compileSent(text, a, next); !err.empty()) return err;
+      return eng.replacePlan(next, ended);
+    };
     // -x: hold the processing loop until a client's first command arrives.
     while (a.wait && !inst.server->anyCommandSeen() && !gStop.load()) inst.server->poll(wiring.serverHooks(), 100);
     int64_t slots = eng.run(gStop, wiring.slotHooks());
-    inst.server->shutdown();
+    if (sw.toIdle) inst.server->endSubscriptions();
+    else inst.server->shutdown();
     eng.finish();
     if (a.verbose) {
       fmt::print("processed {} slots\n", slots);
@@ -367,16 +451,41 @@ int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a) {
       for (auto& st : eng.status())
         if (st.rounded) fmt::print("rounded: {} {} values to the nearest RATIONAL\n", st.id, st.rounded);
     }
-    if (eng.backgroundAbandoned()) {  // a JIT compile of an ad hoc unit is still running: do not wait for it
+    if (eng.backgroundAbandoned() && !sw.toIdle) {  // an ad hoc JIT compile still runs: do not wait for it
       fflush(stdout);
       fflush(stderr);
       std::_Exit(0);
     }
   } catch (const engine::EngineError& e) {
-    inst.server->shutdown();
+    if (sw.fromClient) inst.server->endSubscriptions();
+    else inst.server->shutdown();
     fmt::print(stderr, "\nFATAL: {}\n", e.what());
     return kExitFatal;
   }
+  return 0;
+}
+
+// Plans one after another: the one the instance started with, then what
+// clients load; idle in between.
+int serve(Instance& inst, std::optional<ir::Plan> plan, const RunArgs& a) {
+  for (bool fromClient = false;; fromClient = true) {
+    PlanSwitch sw;
+    if (!plan) {
+      if (!runIdle(inst, a, sw)) break;
+      plan = std::move(sw.load);
+      sw = {};
+    }
+    sw.fromClient = fromClient;
+    if (int rc = runEngine(inst, *plan, a, sw)) {
+      if (!fromClient) return rc;
+      sw.toIdle = true;  // a loaded plan that cannot start leaves the instance idle, not gone
+    }
+    if (!sw.toIdle) return 0;
+    gStop.store(false);
+    inst.storageLock.reset();
+    plan.reset();
+  }
+  inst.server->shutdown();
   return 0;
 }
 
@@ -408,7 +517,10 @@ int runMode(int argc, char** argv) {
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   std::signal(SIGHUP, onSignal);
-  if (a.queryFile.empty()) return runIdle(inst, a.limit);
+  if (a.queryFile.empty()) {
+    if (int rc = inst.open(std::nullopt, "")) return rc;
+    return serve(inst, std::nullopt, a);
+  }
   ir::Options copt = compileOptions();
   if (!disablePasses(a.disabled, copt)) return kExitArgs;
   ir::Plan plan;
@@ -416,7 +528,7 @@ int runMode(int argc, char** argv) {
   const std::optional<std::string> storageDir = existingStorageDir(plan);
   if (a.verbose) fmt::print("{}", ir::dumpPlan(plan));
   if (int rc = inst.open(storageDir, a.queryFile)) return rc;
-  return runEngine(inst, plan, a);
+  return serve(inst, std::move(plan), a);
 }
 
 }  // namespace
