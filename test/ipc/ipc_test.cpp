@@ -1020,3 +1020,171 @@ TEST_CASE("live engine: an import whose last stream cannot be set up leaves no s
   CHECK(std::find(names.begin(), names.end(), "ii") != names.end());
   CHECK(std::find(names.begin(), names.end(), "hh") == names.end());
 }
+
+// ------------------------------------------------------------ ad hoc DECLARE and RULE, xqry --reset
+
+namespace {
+
+// The values `xqry -s stream -m n` printed (raw format: one record per line).
+std::vector<long> subscribed(const LiveEngine& e, const std::string& stream, int n) {
+  Result r = e.xqry("-s " + stream + " -m " + std::to_string(n));
+  std::vector<long> v;
+  std::istringstream in(r.out);
+  for (long x; in >> x;) v.push_back(x);
+  return v;
+}
+
+// Records of a stream as its detail counts them.
+long countOfStream(const LiveEngine& e, const std::string& stream) {
+  Result r = e.xqry("-y");
+  const std::string key = "  - name: " + stream + "\n";
+  const size_t at = r.out.find(key);
+  if (at == std::string::npos) return -1;
+  const size_t c = r.out.find("    count: ", at);
+  return c == std::string::npos ? -1 : std::stol(r.out.substr(c + 11));
+}
+
+bool consecutive(const std::vector<long>& v) {
+  for (size_t i = 1; i < v.size(); ++i)
+    if (v[i] != v[i - 1] + 1) return false;
+  return !v.empty();
+}
+
+}  // namespace
+
+TEST_CASE("live engine: an ad hoc DECLARE adds a source a later SELECT reads; --remove takes both back",
+          "[ipc][live][adhoc]") {
+  LiveEngine e;
+  std::string nums;
+  for (int i = 5000; i < 105000; ++i) nums += std::to_string(i) + "\n";
+  e.write("d.txt", nums);
+  REQUIRE(e.xqry("-a \"DECLARE w INTEGER STREAM d, 1/10 TEXTFILE 'd.txt'\"").rc == 0);
+  // The same name again is refused, as is a source that cannot be opened as declared.
+  CHECK(e.xqry("-a \"DECLARE w INTEGER STREAM d, 1/10 TEXTFILE 'd.txt'\"").rc == 2);
+  Result missing = e.xqry("-a \"DECLARE w INTEGER STREAM d2, 1/10 TEXTFILE 'nosuch.txt'\"");
+  CHECK(missing.rc == 2);
+  CHECK(missing.err.find("nosuch.txt") != std::string::npos);
+  REQUIRE(e.xqry("-a \"SELECT d[0] * 2 STREAM dd FROM d\"").rc == 0);
+  CHECK(e.streamNames() == std::vector<std::string>{"c", "s", "d", "dd"});
+  // The source reads its file from the start; its reader sees each record once, in order.
+  const std::vector<long> raw = subscribed(e, "d", 5);
+  REQUIRE(raw.size() == 5);
+  CHECK(consecutive(raw));
+  CHECK(raw[0] >= 5000);
+  const std::vector<long> doubled = subscribed(e, "dd", 5);
+  REQUIRE(doubled.size() == 5);
+  for (size_t i = 1; i < doubled.size(); ++i) CHECK(doubled[i] == doubled[i - 1] + 2);
+  CHECK(doubled[0] >= 10000);
+  CHECK(doubled[0] % 2 == 0);
+  // A source something reads stays; once its reader is gone it can go.
+  Result busy = e.xqry("--remove d");
+  CHECK(busy.rc == 2);
+  CHECK(busy.err.find("read by other streams") != std::string::npos);
+  CHECK(e.xqry("--remove dd").rc == 0);
+  CHECK(e.xqry("--remove d").rc == 0);
+  CHECK(e.streamNames() == std::vector<std::string>{"c", "s"});
+  // The plan's own source is not removable.
+  CHECK(e.xqry("--remove c").rc == 2);
+}
+
+TEST_CASE("live engine: an ad hoc RULE ... DO DUMP writes its dumps; DO SYSTEM is refused; --remove stops it",
+          "[ipc][live][adhoc]") {
+  LiveEngine e;
+  const std::string pwn = (e.dir / "pwned").string();
+  Result sys = e.xqry("-a \"RULE bad ON s WHEN s[0] > 0 DO SYSTEM 'touch " + pwn + "'\"");
+  CHECK(sys.rc == 2);
+  CHECK(sys.err.find("--allow-adhoc-system") != std::string::npos);
+  Result onSource = e.xqry("-a \"RULE r ON c WHEN c[0] > 0 DO DUMP 0 TO 1\"");
+  CHECK(onSource.rc == 2);
+  Result unknown = e.xqry("-a \"RULE r ON nosuch WHEN nosuch[0] > 0 DO DUMP 0 TO 1\"");
+  CHECK(unknown.rc == 2);
+  CHECK(unknown.err.find("1:11") != std::string::npos);
+  // Fires on every record: the newest dump holds the trigger and the two records before it
+  // (records before the first one would be zeros: wait for a few).
+  for (int i = 0; i < 200 && countOfStream(e, "s") < 10; ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(e.xqry("-a \"RULE tens ON s WHEN s[0] > 0 DO DUMP -2 TO 1\"").rc == 0);
+  CHECK(e.xqry("-a \"RULE tens ON s WHEN s[0] > 0 DO DUMP 0 TO 1\"").rc == 2);  // the name runs already
+  const fs::path dump = e.dir / "s_tens_dump.tmp";
+  std::error_code ec;
+  for (int i = 0; i < 300 && (fs::file_size(dump, ec) < 12 || ec); ++i) std::this_thread::sleep_for(10ms);
+  std::string bytes = slurp(dump);
+  for (int i = 0; i < 50 && bytes.size() != 12; ++i) {  // read between a trigger's truncate and its writes
+    std::this_thread::sleep_for(7ms);
+    bytes = slurp(dump);
+  }
+  REQUIRE(bytes.size() >= 12);
+  REQUIRE(bytes.size() % 4 == 0);
+  std::vector<int32_t> v(bytes.size() / 4);
+  memcpy(v.data(), bytes.data(), bytes.size());
+  REQUIRE(v.size() == 3);
+  CHECK(v[0] > 0);
+  CHECK(v[1] == v[2] - 1);
+  CHECK(v[0] == v[2] - 2);
+  CHECK(e.xqry("--remove tens").rc == 0);
+  CHECK(e.xqry("--remove tens").rc == 2);
+  std::this_thread::sleep_for(100ms);
+  CHECK_FALSE(fs::exists(pwn));
+  CHECK(e.streamNames() == std::vector<std::string>{"c", "s"});
+}
+
+TEST_CASE("live engine: --allow-adhoc-system lets a client's RULE run a command", "[ipc][live][adhoc]") {
+  LiveEngine e("", false);
+  REQUIRE(e.start("--allow-adhoc-system"));
+  const std::string mark = (e.dir / "ran").string();
+  REQUIRE(e.xqry("-a \"RULE once ON s WHEN s[0] > 0 DO SYSTEM 'touch " + mark + "'\"").rc == 0);
+  for (int i = 0; i < 300 && !fs::exists(mark); ++i) std::this_thread::sleep_for(10ms);
+  CHECK(fs::exists(mark));
+}
+
+TEST_CASE("live engine: xqry --reset swaps the plan between slots; kept streams continue; idle and back",
+          "[ipc][live][reset]") {
+  LiveEngine e;
+  e.write("bad.rql", "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\nSELECT c[0] STREAM s FROM nosuch\n");
+  e.write("sys.rql",
+          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\nSELECT c[0] STREAM s FROM c\n"
+          "RULE r ON s WHEN s[0] > 0 DO SYSTEM 'touch pwned'\n");
+  e.write("p2.rql",
+          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\nSELECT c[0] STREAM s FROM c\n"
+          "SELECT s[0] * 3 STREAM u FROM s\n");
+  e.write("empty.rql", "# nothing\n");
+  REQUIRE(e.xqry("-a \"SELECT c[0] + 1 STREAM extra FROM c\"").rc == 0);
+  // A subscriber of a stream the new plan drops is ended; one of a kept stream goes on.
+  pid_t gone = spawn(e.dir, std::string("'") + RDB_XQRY + "' -s extra </dev/null >gone.out 2>gone.err");
+  pid_t kept = spawn(e.dir, std::string("'") + RDB_XQRY + "' -s s -m 60 </dev/null >kept.out 2>kept.err");
+  for (int i = 0; i < 300 && countOf(slurp(e.dir / "gone.out"), "\r\n") < 2; ++i) std::this_thread::sleep_for(10ms);
+  Result bad = e.xqry("--reset bad.rql");
+  CHECK(bad.rc == 2);
+  CHECK(bad.err.find("reset:2:") != std::string::npos);
+  Result sys = e.xqry("--reset sys.rql");
+  CHECK(sys.rc == 2);
+  CHECK(sys.err.find("DO SYSTEM") != std::string::npos);
+  CHECK(e.streamNames() == std::vector<std::string>{"c", "s", "extra"});
+  const long before = countOfStream(e, "s");
+  REQUIRE(e.xqry("--reset p2.rql").rc == 0);
+  CHECK(e.streamNames() == std::vector<std::string>{"c", "s", "u"});
+  CHECK(waitExit(gone, 5s) == 43);
+  CHECK(waitExit(kept, 10s) == 0);
+  // The kept stream's records go on with no gap: its subscriber saw consecutive values.
+  std::vector<long> seen;
+  {
+    std::istringstream in(slurp(e.dir / "kept.out"));
+    for (long x; in >> x;) seen.push_back(x);
+  }
+  CHECK(seen.size() == 60);
+  CHECK(consecutive(seen));
+  CHECK(countOfStream(e, "s") > before);
+  const std::vector<long> u = subscribed(e, "u", 3);
+  REQUIRE(u.size() == 3);
+  CHECK(u[0] % 3 == 0);
+  CHECK(u[1] == u[0] + 3);
+  // An empty plan makes the instance idle; a plan loads into it again.
+  REQUIRE(e.xqry("--reset empty.rql").rc == 0);
+  std::this_thread::sleep_for(200ms);
+  CHECK(e.xqry("--hello").rc == 0);
+  CHECK(e.streamNames().empty());
+  REQUIRE(e.xqry("--reset p2.rql").rc == 0);
+  for (int i = 0; i < 100 && e.streamNames().size() < 3; ++i) std::this_thread::sleep_for(20ms);
+  CHECK(e.streamNames() == std::vector<std::string>{"c", "s", "u"});
+  CHECK(subscribed(e, "u", 2).size() == 2);
+  CHECK_FALSE(fs::exists(e.dir / "pwned"));
+}
