@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Soak test of the live engine (loopback only, bounded in time and count):
 #   test/soak.sh BUILD_DIR [SECONDS]      (default 120)
-# 10 clients subscribe and leave again while ad hoc queries are added and
-# removed. Afterwards: every client saw an unbroken run of records whose
+# 10 clients subscribe and leave again while ad hoc queries, sources
+# (DECLARE) and rules (RULE ... DO DUMP) are added and removed. Afterwards: every client saw an unbroken run of records whose
 # values match the stored artifact, the engine's open file descriptors are
 # back to their baseline and its memory near it, and every artifact holds
 # whole records. Prints the figures and "N passed, N failed".
@@ -42,13 +42,21 @@ while [ $SECONDS -lt $end ]; do
   done
   adhoc=$((adhoc+1))
   "$XQ" -a "SELECT seq[0] + $adhoc STREAM a$adhoc FROM seq" >/dev/null 2>&1 || bad "ad hoc a$adhoc refused"
+  # A source and an alarm come and go with it.
+  "$XQ" -a "DECLARE w INTEGER STREAM d$adhoc, 1/25 TEXTFILE 'src.txt'" >/dev/null 2>&1 || bad "ad hoc d$adhoc refused"
+  "$XQ" -a "RULE r$adhoc ON a$adhoc WHEN a$adhoc[0] > 0 DO DUMP -1 TO 1" >/dev/null 2>&1 || bad "rule r$adhoc refused"
   if [ $adhoc -gt 3 ]; then
-    "$XQ" --remove "a$((adhoc-3))" >/dev/null 2>&1 && removed=$((removed+1)) || bad "remove a$((adhoc-3))"
+    k=$((adhoc-3))
+    "$XQ" --remove "r$k" >/dev/null 2>&1 || bad "remove rule r$k"
+    "$XQ" --remove "d$k" >/dev/null 2>&1 || bad "remove source d$k"
+    "$XQ" --remove "a$k" >/dev/null 2>&1 && removed=$((removed+1)) || bad "remove a$k"
   fi
   sleep 1
 done
 wait "${CP[@]}" 2>/dev/null
 for k in $(seq $((adhoc > 3 ? adhoc - 2 : 1)) $adhoc); do   # the last ad hoc queries go too
+  "$XQ" --remove "r$k" >/dev/null 2>&1
+  "$XQ" --remove "d$k" >/dev/null 2>&1
   "$XQ" --remove "a$k" >/dev/null 2>&1 && removed=$((removed+1))
 done
 sleep 1
