@@ -116,7 +116,8 @@ struct Engine::Impl {
   // ------------------------------------------------------------ live plan
   std::string changedStream(const ir::Plan& cand, std::vector<const ir::Query*>& fresh) const;
   void refineTicks(const std::vector<const ir::Query*>& fresh);
-  Stream& instantiate(const ir::Query& q, const ir::Plan& cand);
+  Stream& instantiate(const ir::Query& q, const ir::Plan& cand, int64_t delay = 0);
+  int64_t growRings(const ir::Plan& cand);
   void withdraw(size_t count, size_t ticksBefore);
   void dropNewest();
   void updateLiveSource();

@@ -40,6 +40,21 @@ struct History {
     nulls.assign(size_t(cap * elems), 1);
   }
   int64_t pos(int64_t i) const { return mask >= 0 ? (i & mask) : i % cap; }
+  // A larger ring for a reader that goes further back (an ad hoc import):
+  // the records held now are kept, at their logical indices. Returns how
+  // many are held.
+  int64_t grow(int64_t records, int64_t block) {
+    const int64_t keep = std::min(count, window);
+    History g;
+    g.init(rec, elems, records, block, base);
+    g.count = count;
+    for (int64_t i = count - keep; i < count; ++i) {
+      memcpy(g.data.data() + g.pos(i) * rec, data.data() + pos(i) * rec, size_t(rec));
+      memcpy(g.nulls.data() + g.pos(i) * elems, nulls.data() + pos(i) * elems, size_t(elems));
+    }
+    *this = std::move(g);
+    return keep;
+  }
   // Record n as a reader that saw `visible` records finds it.
   bool get(int64_t n, int64_t visible, const uint8_t*& d, const uint8_t*& nl) const {
     const int64_t i = n - base;

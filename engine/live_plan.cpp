@@ -113,7 +113,7 @@ void Engine::Impl::refineTicks(const std::vector<const ir::Query*>& fresh) {
 // One new stream of a compiled candidate, set up to join at the next grid
 // point after this slot: its first record is the one whose nominal time is
 // that point. Throws (with the stream not added) when it cannot be set up.
-Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand) {
+Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand, int64_t delay) {
   auto s = std::make_unique<Stream>();
   s->ownQuery = std::make_unique<ir::Query>(cq);
   const ir::Query& q = *s->ownQuery;
@@ -145,24 +145,44 @@ Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand) {
     dropNewest();
     throw;
   }
-  ref.joinAt = now + 1;
+  const int64_t at = now + delay;  // as if the statement had come then
+  ref.joinAt = at + 1;
   ref.adhoc = true;
   ref.unit = "adhoc" + std::to_string(adhocUnits + 1);
   if (ref.declared) {
     // A source's record k is read in slot k·Δ and seen from slot (k+1)·Δ on;
     // one joining at grid index j reads its first record now (its zero
     // step), which is seen from slot j·Δ on, so that record is number j-1.
-    const int64_t first = now / ref.tick + 1;
+    const int64_t first = at / ref.tick + 1;
     ref.hist.base = first - 1;
     ref.firstIndex = first - 1;
     ref.source->next(ref.hist.nextData(), ref.hist.nextNulls());
     ref.hist.commit();
     return ref;
   }
-  ref.due = now / ref.tick;
+  ref.due = at / ref.tick;
   ref.firstIndex = std::max<int64_t>(q.origin, ref.due - q.tail);
   ref.hist.base = ref.firstIndex;
   return ref;
+}
+
+// A running stream the candidate reads further back than its ring holds gets
+// a larger ring. The new streams then wait (the returned ticks) until each
+// such stream has written the records they need on top of those it kept, so
+// that none of their records reads a record the ring had already let go.
+int64_t Engine::Impl::growRings(const ir::Plan& cand) {
+  int64_t delay = 0;
+  for (auto& s : streams) {
+    if (s->removed || s->fusedInto) continue;
+    auto it = cand.maxCapacity.find(s->q->id);
+    if (it == cand.maxCapacity.end()) continue;
+    const int64_t want = ir::historyRing(it->second);
+    if (want <= s->hist.window) continue;
+    const int64_t kept = s->hist.grow(want, blockSlots);
+    plan.maxCapacity[s->q->id] = it->second;
+    if (it->second > kept) delay = std::max(delay, (it->second - kept) * s->tick);
+  }
+  return delay;
 }
 
 // Takes back the streams one admit() set up before a later one failed: they
@@ -192,11 +212,12 @@ Admission Engine::admit(const ir::Plan& cand) {
   std::vector<const ir::Query*> fresh;
   if (std::string id = m.changedStream(cand, fresh); !id.empty()) return {Admission::Result::CHANGES_RUNNING, id};
   m.refineTicks(fresh);
+  const int64_t delay = m.growRings(cand);
   const size_t ticksBefore = m.ticks.size();
   std::vector<Stream*> added;
   for (auto* q : fresh) {
     try {
-      added.push_back(&m.instantiate(*q, cand));
+      added.push_back(&m.instantiate(*q, cand, delay));
     } catch (const std::exception& e) {
       m.withdraw(added.size(), ticksBefore);  // all of the statement's streams, or none
       return {Admission::Result::SET_UP_FAILED, e.what()};
@@ -360,8 +381,8 @@ std::string Engine::replacePlan(const ir::Plan& next, std::vector<std::string>& 
   std::map<std::string, const ir::Query*> wanted;
   for (auto& q : next.queries)
     if (!q.isDirective()) wanted[q.id] = &q;
-  // Kept: the same definition, over kept streams only, with history enough
-  // for the new plan's readers (plan order puts producers first).
+  // Kept: the same definition, over kept streams only (plan order puts
+  // producers first).
   std::set<std::string> keep;
   for (auto& s : m.streams) {
     if (s->removed) continue;
@@ -369,9 +390,7 @@ std::string Engine::replacePlan(const ir::Plan& next, std::vector<std::string>& 
     if (it == wanted.end() || !sameDefinition(*s->q, *it->second)) continue;
     bool inputsKept = true;
     for (auto& d : s->q->dependencies()) inputsKept = inputsKept && keep.count(d);
-    auto cap = next.maxCapacity.find(s->q->id);
-    const bool roomy = cap == next.maxCapacity.end() || cap->second <= s->hist.window;
-    if (inputsKept && roomy) keep.insert(s->q->id);
+    if (inputsKept) keep.insert(s->q->id);  // a ring too short for the new readers grows (admit)
   }
   // The rest stop now, consumers first; a kept window folded into a stopped reducer is written again.
   for (auto& s : m.streams)
