@@ -389,6 +389,11 @@ std::string compileSent(const std::string& text, const RunArgs& a, ir::Plan& out
 bool runIdle(Instance& inst, const RunArgs& a, PlanSwitch& sw) {
   ipc::ServerHooks idleHooks;
   idleHooks.kill = [] { gStop.store(true); };
+  idleHooks.list = [] { return std::vector<ipc::StreamInfo>{}; };  // no streams
+  idleHooks.exists = [](const std::string&) { return false; };
+  idleHooks.adhoc = [](const std::string&) -> std::string {
+    return "Rejected: the instance is idle (no plan runs); load one with xqry --reset FILE";
+  };
   idleHooks.reset = [&](const std::string& text, std::vector<std::string>&) -> std::string {
     if (emptyPlanText(text)) return "OK";  // idle already
     ir::Plan plan;
