@@ -140,11 +140,10 @@ class Session {
   std::unique_ptr<ipc::Client> c_;
 };
 
-// The streams of a `get` reply; an idle instance (no plan) has none.
 const ipc::Tree& streamsOf(const ipc::Tree& get) {
-  static const ipc::Tree none;
   const ipc::Tree* s = get.path("db.stream");
-  return s ? *s : none;
+  if (!s) throw std::runtime_error("No such node (db.stream)");  // also an idle instance's reply (the reference's)
+  return *s;
 }
 
 std::string idOf(const std::pair<std::string, ipc::Tree>& e) {
