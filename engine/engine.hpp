@@ -50,6 +50,7 @@ struct StreamStatus {
   int programTokens = 0;
   std::string statement;  // the query text of a user stream; empty for declared and generated ones
   uint64_t rounded = 0;   // RATIONAL results that had to round (not exactly representable)
+  int tail = 0;           // a computed stream writes record n in slot (n + 1 + tail) x interval
 };
 
 // What became of a compiled candidate plan handed to Engine::admit.
@@ -91,7 +92,14 @@ class Engine {
   std::vector<StreamStatus> status() const;
   std::optional<StreamStatus> status(const std::string& id) const;
   // The newest record of a stream with its element layout; false when none yet.
-  bool newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls, const ir::Layout*& layout) const;
+  bool newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls, const ir::Layout*& layout,
+              int64_t* index = nullptr) const;
+  // Record n of a stream (logical index) from its ring or its data file, into
+  // `data` and one NULL flag per element; false when it is not held. `held`
+  // gives the oldest and newest index that can be read (oldest > newest: none).
+  bool record(const std::string& id, int64_t n, std::vector<uint8_t>& data, std::vector<uint8_t>& nulls,
+              const ir::Layout*& layout) const;
+  std::pair<int64_t, int64_t> held(const std::string& id) const;
   // The running plan (directives and streams, every stream frozen): the base
   // an ad hoc statement is compiled with (see tools/adhoc.cpp).
   ir::Plan livePlan() const;

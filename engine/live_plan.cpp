@@ -25,6 +25,7 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
   st.programTokens = int(q.program.size());
   if (!s.declared && !q.isSubstrat) st.statement = q.text;
   st.rounded = s.rounded;
+  st.tail = s.declared ? 0 : q.tail;
   return st;
 }
 
@@ -41,12 +42,13 @@ std::optional<StreamStatus> Engine::status(const std::string& id) const {
   return std::nullopt;
 }
 
-bool Engine::newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls,
-                    const ir::Layout*& layout) const {
+bool Engine::newest(const std::string& id, const uint8_t*& data, const uint8_t*& nulls, const ir::Layout*& layout,
+                    int64_t* index) const {
   for (auto& s : impl_->streams) {
     if (s->q->id != id || s->removed) continue;
     if (s->hist.count == 0) return false;
     layout = &s->out;
+    if (index) *index = s->hist.newest();
     if (s->fusedInto) {  // not materialised: made now from its producer
       if (!ops::fusedNewest(*s, impl_->streams)) return false;
       data = s->outRec.data();
@@ -56,6 +58,56 @@ bool Engine::newest(const std::string& id, const uint8_t*& data, const uint8_t*&
     return s->hist.get(s->hist.newest(), data, nulls);
   }
   return false;
+}
+
+namespace {
+const Stream* live(const std::vector<std::unique_ptr<Stream>>& streams, const std::string& id) {
+  for (auto& s : streams)
+    if (s->q->id == id && !s->removed) return s.get();
+  return nullptr;
+}
+}  // namespace
+
+// What a replay can read: the ring's records, and before them what the data
+// file holds of this run (a fused window has neither; a VOLATILE stream only its ring).
+std::pair<int64_t, int64_t> Engine::held(const std::string& id) const {
+  const Stream* s = live(impl_->streams, id);
+  if (!s || s->fusedInto || s->hist.count == 0) return {0, -1};
+  const History& h = s->hist;
+  const int64_t newest = h.newest();
+  int64_t oldest = h.base + std::max<int64_t>(0, h.count - h.window);
+  if (!s->declared && s->files.store) oldest = h.base;  // the file holds every record of this run
+  return {oldest, newest};
+}
+
+bool Engine::record(const std::string& id, int64_t n, std::vector<uint8_t>& data, std::vector<uint8_t>& nulls,
+                    const ir::Layout*& layout) const {
+  const Stream* s = live(impl_->streams, id);
+  if (!s || s->fusedInto) return false;
+  const History& h = s->hist;
+  layout = &s->out;
+  const size_t ne = s->out.elems.size();
+  const uint8_t *d, *nl;
+  if (h.get(n, d, nl)) {
+    data.assign(d, d + s->out.recordSize);
+    nulls.assign(nl, nl + ne);
+    return true;
+  }
+  if (s->declared || !s->files.store || n < h.base || n > h.newest()) return false;
+  // This run's records are the file's last ones: record n is at count - (newest - n) - 1.
+  storage::Store& st = *s->files.store;
+  const int64_t pos = int64_t(st.count()) - (h.newest() - n) - 1;
+  data.assign(size_t(s->out.recordSize), 0);
+  if (pos < 0 || !st.read(uint64_t(pos), data.data())) return false;
+  nulls.assign(ne, 0);
+  if (s->files.meta) {
+    const std::vector<uint8_t> bits = s->files.meta->bitmapAt(uint64_t(pos));
+    for (size_t e = 0; e < ne; ++e) {
+      const int f = s->out.elems[e].field;
+      nulls[e] = size_t(f / 8) < bits.size() && (bits[size_t(f / 8)] >> (f % 8) & 1);
+    }
+  }
+  return true;
 }
 
 ir::Plan Engine::livePlan() const {

@@ -81,12 +81,13 @@ Client::Status Client::receiveFrame(Frame& f, int timeoutMs, std::string* error)
 }
 
 Client::Status Client::request(const std::string& message, const std::string& argument, Tree& reply, int timeoutMs,
-                               std::string* error) {
+                               std::string* error, const std::vector<std::pair<std::string, std::string>>& extra) {
   Tree req;
   Tree& db = req.add("db");
   db.add("message", message);
   db.add("id", std::to_string(getpid()));
   if (!argument.empty()) db.add("argument", argument);
+  for (auto& [k, v] : extra) db.add(k, v);
   std::string frame;
   try {
     frame = encodeFrame(Kind::Request, req.text());

@@ -123,6 +123,15 @@ struct StreamDetail {
 // Called from Server::poll on the caller's thread. An empty function behaves as an
 // idle server: `get` answers an empty tree, `detail` nothing, `adhoc` an empty tree.
 // A hook must not call Server::shutdown() (kill should only set a flag).
+// One record as sent to subscribers: value texts (storage::elementText), NULL
+// flags, its logical index and slot time ("p/q" seconds; both optional).
+struct RecordText {
+  std::vector<std::string> values;
+  std::vector<bool> nulls;
+  int64_t n = -1;
+  std::string t;
+};
+
 struct ServerHooks {
   std::function<std::vector<StreamInfo>()> list;
   std::function<std::optional<StreamDetail>(const std::string&)> detail;
@@ -133,6 +142,11 @@ struct ServerHooks {
   // Replaces the whole plan with the text of a query file: "OK" or the located
   // error; `ended` gets the streams removed or redefined (their subscribers are ended).
   std::function<std::string(const std::string&, std::vector<std::string>& ended)> reset;
+  // `show` with `from`: the stored records of the stream from logical index
+  // `from` on, oldest first, up to the newest; `unavailable` = records from
+  // `from` on that are no longer held. Called between slots, so the live
+  // records that follow continue exactly after the last one.
+  std::function<std::vector<RecordText>(const std::string&, int64_t from, int64_t& unavailable)> replay;
 };
 
 struct ServerOptions {
@@ -166,7 +180,8 @@ class Server {
   bool subscribed(const std::string& stream) const;  // one atomic load when nobody subscribes
   bool anySubscriber() const;                        // one atomic load
   // One record of a due stream: value texts (storage::elementText) and null flags. Never blocks.
-  void publish(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls);
+  void publish(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls,
+               int64_t n = -1, const std::string& t = "");
   // End marker (reason "removed") to the subscribers of every stream; the
   // connections are closed once it is sent. The server goes on serving.
   void endSubscriptions();
@@ -204,8 +219,9 @@ class Client {
 
   // Sends `db { message; id <pid>; argument }` and waits for the reply tree.
   // Data messages arriving meanwhile are kept for receive().
+  // `extra`: more fields of the request (db.<key>), e.g. `from` of a replaying `show`.
   Status request(const std::string& message, const std::string& argument, Tree& reply, int timeoutMs,
-                 std::string* error = nullptr);
+                 std::string* error = nullptr, const std::vector<std::pair<std::string, std::string>>& extra = {});
   // Next data message (after `show`).
   Status receive(Tree& data, int timeoutMs, std::string* error = nullptr);
   // Low level, for tests: raw bytes out, one frame in.

@@ -169,7 +169,8 @@ struct Answer {
   Tree reply;
   std::string subscribe;  // `show`: the stream to register
   size_t cap = 0;
-  std::vector<std::string> ended;  // `remove`: subscribed streams that are gone now
+  std::vector<std::string> ended;     // `remove`: subscribed streams that are gone now
+  std::vector<std::string> replayed;  // `show` with `from`: data frames queued right after the reply
 };
 
 void answerGet(const ServerHooks& h, Answer& a) {
@@ -216,6 +217,36 @@ void answerDetail(const ServerHooks& h, const std::string& arg, Answer& a) {
   db.add("rounded", std::to_string(d->rounded));
 }
 
+// `show` with `from`: the stored records go out before any live one. A
+// notice first says how many of those asked for are no longer held.
+void replay(const ServerHooks& h, const std::string& stream, const std::string& fromText, Answer& a) {
+  int64_t from = 0;
+  try {
+    from = std::stoll(fromText);
+  } catch (const std::exception&) {
+    a.reply = errorTree("error: from must be a record index: " + fromText);
+    a.subscribe.clear();
+    return;
+  }
+  int64_t unavailable = 0;
+  const std::vector<RecordText> recs = h.replay(stream, std::max<int64_t>(from, 0), unavailable);
+  if (unavailable > 0) {
+    Tree m;
+    m.add("stream", stream);
+    m.add("count", "0");
+    m.add("lost", std::to_string(unavailable));
+    a.replayed.push_back(encodeFrame(Kind::Data, m.text()));
+  }
+  for (auto& r : recs) {
+    try {
+      a.replayed.push_back(dataFrame(stream, r.values, r.nulls, r.n, r.t));
+    } catch (const std::length_error&) {
+      break;  // a record too large to send ends the replay
+    }
+  }
+  a.cap += a.replayed.size();  // the replay does not count against the live bound
+}
+
 void answerShow(const Server::Impl& s, const ServerHooks& h, const Tree& req, const std::string& arg, Answer& a) {
   if (!req.path("db.id") || req.get("db.id").empty()) {
     a.reply = errorTree("error: missing db.id");
@@ -226,6 +257,7 @@ void answerShow(const Server::Impl& s, const ServerHooks& h, const Tree& req, co
   } else {
     a.subscribe = arg;
     a.cap = s.queueBound(h, arg);
+    if (const Tree* from = req.path("db.from"); from && h.replay) replay(h, arg, from->value, a);
   }
 }
 
@@ -413,7 +445,10 @@ void Server::poll(const ServerHooks& h, int timeoutMs) {
     }
     s.enqueue(c, std::move(frame));
     // The reply goes first; data follows it on the same connection.
-    if (!a.subscribe.empty()) s.subscribe(c, a.subscribe, a.cap);
+    if (!a.subscribe.empty()) {
+      s.subscribe(c, a.subscribe, a.cap);
+      for (auto& f : a.replayed) s.enqueue(c, std::move(f));
+    }
   }
 
   std::lock_guard lk(s.mu);

@@ -28,6 +28,7 @@ struct Conn {
   size_t outBytes = 0;
   std::string stream;  // subscription; empty = none
   size_t cap = 0;      // message bound while subscribed
+  uint64_t lost = 0;   // records not queued since the last one that was (the queue was full)
   bool closeAfterFlush = false;
   bool dead = false;
   std::chrono::steady_clock::time_point lastRequest;  // or the moment it connected
@@ -39,6 +40,9 @@ using ConnPtr = std::shared_ptr<Conn>;
 
 // {db: text}: the reply or error frame of a refused request.
 Tree errorTree(const std::string& text);
+// The data message of one record (std::length_error when too large).
+std::string dataFrame(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls,
+                      int64_t n, const std::string& t);
 
 struct Server::Impl {
   ServerOptions opt;

@@ -37,6 +37,7 @@ void Server::Impl::subscribe(Conn& c, const std::string& stream, size_t cap) {
   unsubscribe(c);
   c.stream = stream;
   c.cap = cap;
+  c.lost = 0;
   ++subs[c.stream];
   subscriberCount.fetch_add(1, std::memory_order_relaxed);
 }
@@ -108,8 +109,26 @@ bool Server::subscribed(const std::string& stream) const {
 
 bool Server::anySubscriber() const { return impl_->subscriberCount.load(std::memory_order_relaxed) != 0; }
 
-void Server::publish(const std::string& stream, const std::vector<std::string>& values,
-                     const std::vector<bool>& nulls) {
+// The data message of one record (throws std::length_error when too large).
+std::string dataFrame(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls,
+                      int64_t n, const std::string& t) {
+  Tree m;
+  m.add("stream", stream);
+  m.add("count", std::to_string(values.size()));
+  std::string map;
+  for (size_t k = 0; k < values.size(); ++k) {
+    const bool null = k < nulls.size() && nulls[k];
+    m.add(std::to_string(k), values[k]);
+    map += null ? '1' : '0';
+  }
+  m.add("nullmap", map);
+  if (n >= 0) m.add("n", std::to_string(n));  // old clients read only the fields above
+  if (!t.empty()) m.add("t", t);
+  return encodeFrame(Kind::Data, m.text());
+}
+
+void Server::publish(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls,
+                     int64_t n, const std::string& t) {
   Impl& s = *impl_;
   if (s.subscriberCount.load(std::memory_order_relaxed) == 0) return;
   std::lock_guard lk(s.mu);
@@ -117,19 +136,9 @@ void Server::publish(const std::string& stream, const std::vector<std::string>& 
   auto it = s.subs.find(stream);
   if (it == s.subs.end()) return;
   // Formatted once, sent to every subscriber of the stream.
-  Tree t;
-  t.add("stream", stream);
-  t.add("count", std::to_string(values.size()));
-  std::string map;
-  for (size_t k = 0; k < values.size(); ++k) {
-    const bool null = k < nulls.size() && nulls[k];
-    t.add(std::to_string(k), values[k]);
-    map += null ? '1' : '0';
-  }
-  t.add("nullmap", map);
   std::string frame;
   try {
-    frame = encodeFrame(Kind::Data, t.text());
+    frame = dataFrame(stream, values, nulls, n, t);
   } catch (const std::length_error&) {
     s.st.dropped += uint64_t(it->second);
     s.log("ipc: record of " + stream + " too large to send");
@@ -140,12 +149,24 @@ void Server::publish(const std::string& stream, const std::vector<std::string>& 
     Conn& c = *cp;
     if (c.dead || c.stream != stream) continue;
     if (c.out.size() >= c.cap || c.outBytes + frame.size() > s.opt.maxQueueBytes) {
+      // Behind: the record is not queued, and the client hears how many it
+      // lost once it catches up. One that lost more than a whole queue does
+      // not read at all: it is cut off.
       ++s.st.dropped;
+      if (++c.lost <= c.cap) continue;
       ++s.st.disconnected;
       s.log("ipc: a client of " + stream + " stayed behind (" + std::to_string(c.out.size()) +
             " messages queued); disconnected");
       s.drop(c);
       continue;
+    }
+    if (c.lost) {
+      Tree notice;
+      notice.add("stream", stream);
+      notice.add("count", "0");
+      notice.add("lost", std::to_string(c.lost));
+      s.enqueue(c, encodeFrame(Kind::Data, notice.text()));
+      c.lost = 0;
     }
     s.enqueue(c, frame);
     ++s.st.published;

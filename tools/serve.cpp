@@ -33,6 +33,36 @@ ipc::StreamDetail detailOf(const engine::StreamStatus& s) {
   return d;
 }
 
+// The slot time of record n, exact, as "p/q" seconds ("p" when whole): a
+// source reads record n in slot n x interval, a computed stream writes it in
+// slot (n + 1 + tail) x interval.
+std::string slotTime(const engine::StreamStatus& s, int64_t n) {
+  const int64_t k = s.declared ? n : n + 1 + s.tail;
+  __int128 p = __int128(k) * s.interval.num, q = s.interval.den;
+  __int128 a = p < 0 ? -p : p, b = q;
+  while (b) {
+    const __int128 r = a % b;
+    a = b;
+    b = r;
+  }
+  if (a > 1) p /= a, q /= a;
+  auto text = [](__int128 v) { return std::to_string(int64_t(v)); };
+  return q == 1 ? text(p) : text(p) + "/" + text(q);
+}
+
+ipc::RecordText recordText(const ir::Layout& layout, const uint8_t* data, const uint8_t* nl) {
+  ipc::RecordText r;
+  for (size_t e = 0; e < layout.elems.size(); ++e) {
+    const ir::Element& el = layout.elems[e];
+    r.values.push_back(storage::elementText(el.type, data + el.offset, el.size));
+    r.nulls.push_back(nl[e] != 0);
+  }
+  return r;
+}
+
+// At most this many records are replayed at once (older ones are reported as lost).
+constexpr int64_t kMaxReplay = 100000;
+
 }  // namespace
 
 ClientWiring::ClientWiring(engine::Engine& eng, ipc::Server& server, std::atomic<bool>& stop, int spinUs,
@@ -51,7 +81,30 @@ ClientWiring::ClientWiring(engine::Engine& eng, ipc::Server& server, std::atomic
   server_.exists = [this](const std::string& id) { return eng_.status(id).has_value(); };
   server_.adhoc = [this](const std::string& text) { return importAdHoc(eng_, text, policy_); };
   server_.kill = [this] { stop_.store(true); };
-  server_.remove = [this](const std::string& id) { return eng_.removeStream(id); };
+  server_.remove = [this](const std::string& id) {
+    timing_.clear();
+    return eng_.removeStream(id);
+  };
+  server_.replay = [this](const std::string& id, int64_t from, int64_t& unavailable) {
+    std::vector<ipc::RecordText> out;
+    const auto st = eng_.status(id);
+    const auto [oldest, newest] = eng_.held(id);
+    if (!st || newest < from) return out;
+    const int64_t first = std::max({from, oldest, newest - kMaxReplay + 1});
+    unavailable = first - from;
+    std::vector<uint8_t> data, nulls;
+    const ir::Layout* layout = nullptr;
+    for (int64_t n = first; n <= newest; ++n) {
+      if (!eng_.record(id, n, data, nulls, layout)) {
+        ++unavailable;
+        continue;
+      }
+      out.push_back(recordText(*layout, data.data(), nulls.data()));
+      out.back().n = n;
+      out.back().t = slotTime(*st, n);
+    }
+    return out;
+  };
   slots_.waitUntil = [this](std::chrono::steady_clock::time_point deadline) { waitUntil(deadline); };
   slots_.idle = [this] { srv_.poll(server_, 0); };
   slots_.listening = [this] { return srv_.anySubscriber(); };
@@ -93,7 +146,8 @@ void ClientWiring::publish(const std::vector<const std::string*>& wrote) {
     if (!srv_.subscribed(id)) continue;
     const uint8_t *data, *nl;
     const ir::Layout* layout;
-    if (!eng_.newest(id, data, nl, layout)) continue;
+    int64_t n = -1;
+    if (!eng_.newest(id, data, nl, layout, &n)) continue;
     values_.clear();
     nulls_.clear();
     for (size_t e = 0; e < layout->elems.size(); ++e) {
@@ -101,7 +155,9 @@ void ClientWiring::publish(const std::vector<const std::string*>& wrote) {
       values_.push_back(storage::elementText(el.type, data + el.offset, el.size));
       nulls_.push_back(nl[e] != 0);
     }
-    srv_.publish(id, values_, nulls_);
+    auto& timing = timing_[id];  // interval and tail, asked once per stream
+    if (!timing) timing = eng_.status(id);
+    srv_.publish(id, values_, nulls_, n, timing ? slotTime(*timing, n) : "");
   }
 }
 

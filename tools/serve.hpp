@@ -6,6 +6,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@ class ClientWiring {
   ClientWiring& operator=(const ClientWiring&) = delete;
 
   ipc::ServerHooks& serverHooks() { return server_; }
+  void planChanged() { timing_.clear(); }  // streams may have new intervals (xqry --reset)
   const engine::SlotHooks& slotHooks() const { return slots_; }
 
  private:
@@ -37,6 +40,7 @@ class ClientWiring {
   ipc::ServerHooks server_;
   engine::SlotHooks slots_;
   std::chrono::steady_clock::time_point lastPoll_ = std::chrono::steady_clock::now();
+  std::map<std::string, std::optional<engine::StreamStatus>> timing_;  // for slot times
   std::vector<std::string> values_;
   std::vector<bool> nulls_;
 };

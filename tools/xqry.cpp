@@ -125,8 +125,9 @@ class Session {
   }
 
   // One request; throws TooManyClients when the server refused the connection.
-  ipc::Client::Status request(const std::string& message, const std::string& arg, ipc::Tree& reply, std::string* err) {
-    auto st = c_->request(message, arg, reply, replyMs(), err);
+  ipc::Client::Status request(const std::string& message, const std::string& arg, ipc::Tree& reply, std::string* err,
+                              const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+    auto st = c_->request(message, arg, reply, replyMs(), err, extra);
     if (st == ipc::Client::Status::Error && err->find("too many clients") != std::string::npos)
       throw TooManyClients(*err);
     return st;
@@ -379,7 +380,9 @@ int subscribe(Session& s, const Options& o, Schema& schema) {
     ipc::Tree d;
     if (s.request("detail", name, d, &err) == ipc::Client::Status::Ok) schema = schemaOf(d);
   }
-  st = s.request("show", name, r, &err);
+  std::vector<std::pair<std::string, std::string>> extra;
+  if (o.from >= 0) extra.push_back({"from", std::to_string(o.from)});
+  st = s.request("show", name, r, &err, extra);
   const std::string reply = r.get("db");
   if (st == ipc::Client::Status::Ok && reply.empty()) return kExitOk;
   if (reply.rfind("error: unknown stream", 0) == 0) return unknownStream(o);
@@ -426,8 +429,15 @@ std::string receive(Session& s, const Options& o, const KeyWatch& keys, Renderer
     const std::string sname = m.get("stream");
     if (sname == ipc::kEndMarker) return m.get("reason") == "removed" ? "stream_removed" : "server_stopped_or_reloaded";
     if (sname != o.select) continue;
+    if (const ipc::Tree* lost = m.path("lost")) {  // records the server could not send (or no longer holds)
+      gLog(fmt::format("xqry: lost {} records of {}", lost->value, o.select));
+      view.lost(lost->value);
+      continue;
+    }
     decodeRecord(m, values, nulls);
-    view.record(values, nulls);
+    const ipc::Tree* n = m.path("n");
+    const ipc::Tree* t = m.path("t");
+    view.record(values, nulls, n ? n->value : "", t ? t->value : "");
     ++rendered;
     if (o.limit > 0 && rendered >= o.limit) {
       if (o.kill) {
@@ -474,6 +484,8 @@ void addOptions(CLI::App& app, Options& o) {
   app.add_option("-q,--reset", o.reset,
                  "replace the whole plan with this RQL file at a slot boundary (an empty file: idle)");
   app.add_option("-m,--elimitqry", o.limit, "stop after N records (0 = unlimited)");
+  app.add_option("--from", o.from, "with -s: replay the stored records from logical index N, then continue live")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("-n,--null", o.skipNull, "skip records whose fields are all NULL (raw)");
   app.add_flag("-l,--hello", o.hello, "diagnostic round trip");
   app.add_flag("-k,--kill", o.kill, "stop the server (with -s and -m N: after N records)");

@@ -17,6 +17,7 @@ enum class Format { Raw, Graphite, Influx, Gnuplot, Csv, Jsonl };
 struct Options {
   std::string select = "none", detail, adhoc, gnuplot, config, server, remove, reset;
   int64_t limit = 0;
+  int64_t from = -1;  // -s --from N: replay from record N, then live
   bool skipNull = false, hello = false, kill = false, dir = false, diryaml = false, raw = false, graphite = false,
        influx = false, rtl = false, needCtrlC = false, waitServer = false, csv = false, jsonl = false, stats = false;
   Format format = Format::Raw;
@@ -51,7 +52,11 @@ class Renderer {
       : o_(o), stream_(std::move(stream)), schema_(std::move(schema)) {}
 
   void start();
-  void record(const std::vector<std::string>& v, const std::vector<bool>& null);
+  // `n`, `t`: the record's logical index and slot time ("p/q" seconds) when
+  // the server sent them; CSV and JSON lines carry them.
+  void record(const std::vector<std::string>& v, const std::vector<bool>& null, const std::string& n = "",
+              const std::string& t = "");
+  void lost(const std::string& count);  // JSON lines: a `lost` event
   void end(const std::string& reason);
 
  private:
@@ -60,13 +65,14 @@ class Renderer {
   std::string graphite(const std::vector<std::string>& v, const std::vector<bool>& null) const;
   std::string influx(const std::vector<std::string>& v, const std::vector<bool>& null) const;
   std::string gnuplot(const std::vector<std::string>& v, const std::vector<bool>& null);
-  static std::string csv(const std::vector<std::string>& v, const std::vector<bool>& null);
+  std::string csv(const std::vector<std::string>& v, const std::vector<bool>& null) const;
   Json jsonl(const std::vector<std::string>& v, const std::vector<bool>& null) const;
 
   const Options& o_;
   std::string stream_;
   Schema schema_;
   std::vector<std::deque<std::string>> history_;  // gnuplot: newest first
+  std::string n_, t_;                             // of the record being rendered
 };
 
 }  // namespace xqry

@@ -142,11 +142,8 @@ void Renderer::start() {
                       o_.rtl ? fmt::format("{}:0", o_.gx) : fmt::format("0:{}", o_.gx), o_.gymin, o_.gymax));
       break;
     case Format::Csv: {
-      std::string h;
-      for (size_t k = 0; k < schema_.elements.size(); ++k) {
-        if (k) h += ',';
-        h += csvField(schema_.elements[k]);
-      }
+      std::string h = "n,t";  // logical index and slot time first
+      for (size_t k = 0; k < schema_.elements.size(); ++k) h += ',' + csvField(schema_.elements[k]);
       out(h + "\n");
       break;
     }
@@ -155,7 +152,10 @@ void Renderer::start() {
   }
 }
 
-void Renderer::record(const std::vector<std::string>& v, const std::vector<bool>& null) {
+void Renderer::record(const std::vector<std::string>& v, const std::vector<bool>& null, const std::string& n,
+                      const std::string& t) {
+  n_ = n;
+  t_ = t;
   switch (o_.format) {
     case Format::Raw: out(raw(v, null)); break;
     case Format::Graphite: out(graphite(v, null)); break;
@@ -164,6 +164,14 @@ void Renderer::record(const std::vector<std::string>& v, const std::vector<bool>
     case Format::Csv: out(csv(v, null)); break;
     case Format::Jsonl: outJson(jsonl(v, null)); break;
   }
+}
+
+void Renderer::lost(const std::string& count) {
+  if (o_.format != Format::Jsonl) return;
+  Json j = event("lost");
+  j["stream"] = stream_;
+  j["count"] = std::stoll(count);
+  outJson(j);
 }
 
 void Renderer::end(const std::string& reason) {
@@ -226,10 +234,10 @@ std::string Renderer::gnuplot(const std::vector<std::string>& v, const std::vect
   return text;
 }
 
-std::string Renderer::csv(const std::vector<std::string>& v, const std::vector<bool>& null) {
-  std::string text;
+std::string Renderer::csv(const std::vector<std::string>& v, const std::vector<bool>& null) const {
+  std::string text = n_ + "," + t_;
   for (size_t k = 0; k < v.size(); ++k) {
-    if (k) text += ',';
+    text += ',';
     if (!null[k]) text += csvField(v[k]);
   }
   return text + "\n";
@@ -240,6 +248,14 @@ Json Renderer::jsonl(const std::vector<std::string>& v, const std::vector<bool>&
   for (size_t k = 0; k < v.size(); ++k) values.push_back(null[k] ? Json() : Json(v[k]));
   Json j = event("record");
   j["stream"] = stream_;
+  if (!n_.empty()) j["n"] = std::stoll(n_);
+  if (!t_.empty()) {  // seconds as a number, and exactly
+    const size_t slash = t_.find('/');
+    j["t"] = slash == std::string::npos
+                 ? double(std::stoll(t_))
+                 : double(std::stoll(t_.substr(0, slash))) / double(std::stoll(t_.substr(slash + 1)));
+    j["t_exact"] = t_;
+  }
   j["values"] = std::move(values);
   return j;
 }

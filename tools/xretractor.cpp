@@ -442,6 +442,7 @@ int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a, PlanSwitch
       }
       ir::Plan next;
       if (std::string err = compileSent(text, a, next); !err.empty()) return err;
+      wiring.planChanged();
       return eng.replacePlan(next, ended);
     };
     // -x: hold the processing loop until a client's first command arrives.
