@@ -22,5 +22,8 @@ check "after the reset the streams are temp scaled diff ($names)" '[ "$names" = 
 # diff = scaled - temp = temp: the two records after the list are consecutive.
 diffs=$(awk '/^\|/ {seen=1; next} seen && n < 2 {print $1; n++}' "$W/walk.out" | tr -d '\r' | tr '\n' ' ')
 check "the records of diff follow temp ($diffs)" '[ "$(echo $diffs | awk "NF == 2 {print \$2 - \$1}")" = 1 ]'
+# The replay: records 0..4 of scaled, in order, at their slot times.
+replay=$(grep -A5 '^n,t,' "$W/walk.out" | tail -5 | cut -d, -f1,2 | tr -d '\r' | tr '\n' ' ')
+check "the replay starts at record 0 ($replay)" '[ "$replay" = "0,1/10 1,1/5 2,3/10 3,2/5 4,1/2 " ]'
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Soak test of the live engine (loopback only, bounded in time and count):
 #   test/soak.sh BUILD_DIR [SECONDS]      (default 120)
-# 10 clients subscribe and leave again while ad hoc queries, sources
+# 10 clients subscribe (every third replaying from an earlier record with
+# --from) and leave again while ad hoc queries, sources
 # (DECLARE) and rules (RULE ... DO DUMP) are added and removed. Afterwards: every client saw an unbroken run of records whose
 # values match the stored artifact, the engine's open file descriptors are
 # back to their baseline and its memory near it, and every artifact holds
@@ -37,7 +38,11 @@ while [ $SECONDS -lt $end ]; do
   for i in $(seq 0 9); do   # keep 10 clients busy; each takes 20..120 records and leaves
     if [ -z "${CP[$i]:-}" ] || ! kill -0 "${CP[$i]}" 2>/dev/null; then
       clients=$((clients+1))
-      "$XQ" -s seq -m $((20 + RANDOM % 100)) > "c$clients.out" 2>/dev/null & CP[$i]=$!
+      if [ $((clients % 3)) = 0 ]; then   # every third one replays from an earlier record first
+        "$XQ" -s seq --from $((RANDOM % 200)) -m $((50 + RANDOM % 300)) > "c$clients.out" 2>/dev/null & CP[$i]=$!
+      else
+        "$XQ" -s seq -m $((20 + RANDOM % 100)) > "c$clients.out" 2>/dev/null & CP[$i]=$!
+      fi
     fi
   done
   adhoc=$((adhoc+1))
