@@ -100,10 +100,10 @@ void Engine::Impl::prepare() {
   for (auto& sp : streams) setupStream(*sp, plan);
   if (opt.fuse) ops::fuseWindows(computed, streams);
   // Zero step: every source reads its record 0 straight into its history.
-  for (auto* s : declared) {
-    s->source->next(s->hist.nextData(), s->hist.nextNulls());
-    s->hist.commit();
-  }
+  for (auto* s : declared) readRecord(*s);
+  // HOLD: a consumer there from the start sees the zero step's zeros, then the
+  // file from its first record.
+  releaseHolds(computed);
   if (!opt.interpret) compileNative(computed, "plan");
   if (rotation >= 0) {
     // This session's number is reserved before it runs: a crash costs a number, never an archive.

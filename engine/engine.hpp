@@ -22,7 +22,9 @@ struct Options {
   int64_t limit = 0;      // -m N: the zero step plus N-1 slots; 0 = unlimited
   bool noClock = false;   // do not sleep to slot deadlines
   bool untilEof = false;  // stop before the first slot that would read past a source's end
-  int threads = 0;        // 0 = all cores, 1 = serial
+  // A DEVICE without TIMEOUT waits this long (seconds) for its record ([sources] timeout_s).
+  double deviceTimeout = 0;
+  int threads = 0;  // 0 = all cores, 1 = serial
   bool verbose = false;
   bool interpret = false;  // run field programs on the VM even when the JIT is built
   bool stopOnKey = false;  // a byte on a terminal stdin stops the run (xretractor without -k)
@@ -51,6 +53,9 @@ struct StreamStatus {
   std::string statement;  // the query text of a user stream; empty for declared and generated ones
   uint64_t rounded = 0;   // RATIONAL results that had to round (not exactly representable)
   int tail = 0;           // a computed stream writes record n in slot (n + 1 + tail) x interval
+  // DEVICE sources: records read, and records that were NULL (none complete by the deadline, or no device).
+  bool device = false;
+  uint64_t reads = 0, misses = 0;
 };
 
 // What became of a compiled candidate plan handed to Engine::admit.

@@ -71,7 +71,11 @@ struct Engine::Impl {
   int blockSlots = kBlockSlots;    // the most slots one block runs
   std::vector<int64_t> gridProbe;  // counters moved ahead to count the slots already due
   bool liveSource = false;         // a DEVICE source: one slot at a time
-  int64_t blockRecordBytes = 0;    // one record of every stream (data and flags)
+  // Clocked runs: when the current slot started, and the run's stop request
+  // (a DEVICE deadline wait ends early on it).
+  std::chrono::steady_clock::time_point slotStart{};
+  const std::atomic<bool>* stopFlag = nullptr;
+  int64_t blockRecordBytes = 0;  // one record of every stream (data and flags)
   Block block;
   CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;
@@ -131,6 +135,14 @@ struct Engine::Impl {
   // Pass 1 of the block (computed streams) and pass 2 (sources read); false
   // when a source ran out (--until-eof), the block then ends at that slot.
   bool readSources();
+  // Clocked: waits for the due DEVICE sources of the block's first slot, all at
+  // once, until each has a complete record or its deadline has passed.
+  void waitDevices();
+  // HOLD: a held source's next record (zeros, not NULL) or its physical read.
+  void readRecord(Stream& s);
+  // Releases the held sources that any of `consumers` reads through the record
+  // accessor. Only on the engine thread between slots, so it never races a read.
+  void releaseHolds(const std::vector<Stream*>& consumers);
   void runStreams(bool serial);
   void runStream(Stream& s);
 };

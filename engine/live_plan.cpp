@@ -26,6 +26,11 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
   if (!s.declared && !q.isSubstrat) st.statement = q.text;
   st.rounded = s.rounded;
   st.tail = s.declared ? 0 : q.tail;
+  if (s.declared && s.source && q.sourceKind == ir::SourceKind::DEVICE) {
+    st.device = true;
+    st.reads = s.source->reads();
+    st.misses = s.source->misses();
+  }
   return st;
 }
 
@@ -208,8 +213,7 @@ Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand, int
     const int64_t first = at / ref.tick + 1;
     ref.hist.base = first - 1;
     ref.firstIndex = first - 1;
-    ref.source->next(ref.hist.nextData(), ref.hist.nextNulls());
-    ref.hist.commit();
+    readRecord(ref);
     return ref;
   }
   ref.due = at / ref.tick;
@@ -275,6 +279,7 @@ Admission Engine::admit(const ir::Plan& cand) {
       return {Admission::Result::SET_UP_FAILED, e.what()};
     }
   }
+  m.releaseHolds(added);  // a held source read by a new consumer is read from the next slot on
   // Native code comes later, from the JIT worker; until then the VM runs them.
   if (!m.opt.interpret && !added.empty()) m.compileNative(added, "adhoc" + std::to_string(++m.adhocUnits), true);
   if (m.graph) {  // the flow graph gets the new nodes
@@ -408,7 +413,8 @@ bool sameDefinition(const ir::Query& a, const ir::Query& b) {
   bool same = a.program == b.program && a.interval == b.interval && a.schema.size() == b.schema.size() &&
               a.filename == b.filename && a.sourceKind == b.sourceKind && a.isVolatile == b.isVolatile &&
               a.isOneShot == b.isOneShot && a.isHold == b.isHold && a.isSubstrat == b.isSubstrat &&
-              a.origin == b.origin && a.rules.size() == b.rules.size() && a.isDisposable == b.isDisposable;
+              a.origin == b.origin && a.rules.size() == b.rules.size() && a.isDisposable == b.isDisposable &&
+              a.timeoutGiven == b.timeoutGiven && a.readTimeout == b.readTimeout;
   for (size_t i = 0; same && i < a.schema.size(); ++i)
     same = a.schema[i].program == b.schema[i].program && a.schema[i].type == b.schema[i].type &&
            a.schema[i].name == b.schema[i].name;

@@ -93,6 +93,7 @@ struct Run {
     }
     m.now = m.gridPoint(m.counters);  // an import while waiting joins after this slot
     const auto deadline = deadlineOf(m.now);
+    m.slotStart = deadline;
     if (hooks.waitUntil) hooks.waitUntil(deadline);
     else std::this_thread::sleep_until(deadline);
     if (stopped()) return 0;
@@ -172,6 +173,7 @@ struct Run {
 int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   Impl& m = *impl_;
   Run r(m, stop, hooks);
+  m.stopFlag = &stop;
   // Clocked: wake at the deadline, not up to the default 50 us timer slack later.
   if (!m.opt.noClock) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   if (r.listening()) {  // the zero step: every source has its record 0

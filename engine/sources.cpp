@@ -1,6 +1,10 @@
 // Declared streams: opening each source, and the reads of a block (every
 // due source's records of the block, before any computed stream runs).
+#include <poll.h>
+
 #include <algorithm>
+#include <cstring>
+#include <thread>
 
 #include "engine/engine_impl.hpp"
 #include "storage/source.hpp"
@@ -23,14 +27,75 @@ void Engine::Impl::setupSource(Stream& s, int64_t cap) {
   } catch (const storage::SourceError& e) {
     throw EngineError("stream " + q.id + ": " + e.what());
   }
+  if (q.sourceKind == ir::SourceKind::DEVICE) {
+    // --no-clock has no slot clock to count a deadline from: every TIMEOUT is 0
+    // (the source itself still waits briefly for data, see storage/source.cpp).
+    const double secs = opt.noClock      ? 0
+                        : q.timeoutGiven ? double(q.readTimeout.num) / double(q.readTimeout.den)
+                                         : opt.deviceTimeout;
+    s.readTimeout = std::chrono::nanoseconds(int64_t(secs * 1e9));
+  }
+  s.held = q.isHold;
   declared.push_back(&s);
   updateLiveSource();
+}
+
+void Engine::Impl::readRecord(Stream& s) {
+  if (s.held) {
+    memset(s.hist.nextData(), 0, size_t(s.out.recordSize));
+    memset(s.hist.nextNulls(), 0, s.out.elems.size());
+  } else {
+    s.source->next(s.hist.nextData(), s.hist.nextNulls());
+  }
+  s.hist.commit();
+}
+
+void Engine::Impl::releaseHolds(const std::vector<Stream*>& consumers) {
+  for (auto* c : consumers) {
+    if (c->declared) continue;
+    // Windows (@) read the history directly, as in the reference: no release.
+    bool window = false;
+    for (auto& t : c->q->program) window = window || t.op == ir::Op::STREAM_AGSE;
+    if (window) continue;
+    for (int src : c->srcs) streams[size_t(src)]->held = false;
+  }
+}
+
+void Engine::Impl::waitDevices() {
+  using Clock = std::chrono::steady_clock;
+  struct Waiting {
+    Stream* s;
+    Clock::time_point deadline;
+  };
+  std::vector<Waiting> waiting;
+  for (auto* s : declared) {
+    if (s->readTimeout.count() <= 0 || !block.due[s->tickIndex][0] || s->joinAt > block.t[0]) continue;
+    if (s->source->waitFd() < 0 || s->source->fill()) continue;
+    waiting.push_back({s, slotStart + s->readTimeout});
+  }
+  std::vector<pollfd> fds;
+  while (!waiting.empty()) {
+    const auto now = Clock::now();
+    std::erase_if(waiting, [&](const Waiting& w) { return w.deadline <= now; });
+    if (waiting.empty() || (stopFlag && stopFlag->load(std::memory_order_relaxed))) break;
+    auto until = waiting[0].deadline;
+    for (auto& w : waiting) until = std::min(until, w.deadline);
+    // Short steps, so a stop request is seen promptly.
+    const auto step = std::min<Clock::duration>(until - now, std::chrono::milliseconds(50));
+    fds.clear();
+    for (auto& w : waiting) fds.push_back({w.s->source->waitFd(), POLLIN, 0});
+    const int ms = int(std::chrono::ceil<std::chrono::milliseconds>(step).count());
+    if (poll(fds.data(), fds.size(), ms) <= 0) continue;
+    for (size_t i = fds.size(); i-- > 0;)
+      if (fds[i].revents && waiting[i].s->source->fill()) waiting.erase(waiting.begin() + long(i));
+  }
 }
 
 // Pass 2 of every slot of the block, done first: each due source reads its
 // next record; what a stream computing in slot j sees is the count before
 // that slot's read. A source that runs out ends the block after that slot.
 bool Engine::Impl::readSources() {
+  if (!opt.noClock && liveSource) waitDevices();
   int last = block.slots - 1;  // the slot whose read exhausted a source (--until-eof)
   bool exhausted = false;
   std::vector<char> joined;  // a source imported ad hoc reads from its first due slot on
@@ -44,6 +109,13 @@ bool Engine::Impl::readSources() {
     }
     const std::vector<char>& due = *dueOf;
     History& h = s->hist;
+    if (s->held) {  // HOLD: no physical read
+      for (int x = 0; x < block.slots; ++x) {
+        s->vis[size_t(x)] = h.count;
+        if (due[size_t(x)]) readRecord(*s);
+      }
+      continue;
+    }
     int j = 0;
     while (j < block.slots) {
       // The due slots from j on whose records lie contiguously in the ring.

@@ -3,6 +3,7 @@
 // (engine.cpp) owns them.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -56,6 +57,8 @@ struct Stream {
   std::unique_ptr<ir::Query> ownQuery;  // an ad hoc stream's statement (q points here)
   // sources
   std::unique_ptr<storage::Source> source;
+  std::chrono::nanoseconds readTimeout{0};  // DEVICE: its deadline after the slot start
+  bool held = false;                        // HOLD: zero records, no read, until a consumer reads it
   // computed: the operator's step and what it needs
   StepFn step = nullptr;
   bool operandPointers = false;            // the program reads the operands' records in place

@@ -305,7 +305,7 @@ static std::vector<ir::Query> historyWindows(Ctx& ctx, ir::Query& q) {
 %token END 0 "end of line"
 %token SELECT "SELECT" STREAM "STREAM" FROM "FROM" DECLARE "DECLARE" RETENTION "RETENTION"
 %token FILE_KW "FILE" STORAGE "STORAGE" ROTATION "ROTATION" SUBSTRAT "SUBSTRAT" RULE "RULE"
-%token DISPOSABLE "DISPOSABLE" ONESHOT "ONESHOT" HOLD "HOLD" VOLATILE "VOLATILE" ON "ON" WHEN "WHEN"
+%token DISPOSABLE "DISPOSABLE" ONESHOT "ONESHOT" HOLD "HOLD" TIMEOUT "TIMEOUT" VOLATILE "VOLATILE" ON "ON" WHEN "WHEN"
 %token DUMP "DUMP" SYSTEM "SYSTEM" DO "DO" TO "TO" TEXTFILE "TEXTFILE" BINFILE "BINFILE" DEVICE "DEVICE"
 %token AND "AND" OR "OR" NOT "NOT"
 %token <std::string> MIN "MIN" MAX "MAX" AVG "AVG" SUMC "SUMC"
@@ -323,6 +323,7 @@ static std::vector<ir::Query> historyWindows(Ctx& ctx, ir::Query& q) {
 %type <ir::Program> cond cmp
 %type <SExpr> sexpr sshift sterm spost sfactor
 %type <ir::Rational> rational
+%type <std::pair<ir::Rational, bool>> opt_timeout
 %type <ir::Op> reducer
 %type <std::vector<ir::Field>> field_decls
 %type <ir::Field> field_decl
@@ -410,7 +411,7 @@ directive: PROFILE VOLATILE {
            }
          ;
 
-declare: DECLARE field_decls STREAM ID COMMA rational source_kw STRING opt_flags {
+declare: DECLARE field_decls STREAM ID COMMA rational source_kw STRING opt_timeout opt_flags {
            ir::Query q; q.id = $4; q.loc = @1;
            q.interval = $6;
            if (q.interval.num <= 0)
@@ -425,7 +426,15 @@ declare: DECLARE field_decls STREAM ID COMMA rational source_kw STRING opt_flags
                             : low.rfind("/dev/", 0) == 0            ? ir::SourceKind::DEVICE
                                                                     : ir::SourceKind::BINFILE;
            } else q.sourceKind = $7;
-           q.isDisposable = $9 & 1; q.isOneShot = $9 & 2; q.isHold = $9 & 4;
+           if ($9.second) {
+             if (q.sourceKind != ir::SourceKind::DEVICE)
+               throw ir::CompileError("TIMEOUT of stream '" + $4 + "' is only allowed on a DEVICE source", @9);
+             q.readTimeout = $9.first; q.timeoutGiven = true;
+           }
+           q.isDisposable = $10 & 1; q.isOneShot = $10 & 2; q.isHold = $10 & 4;
+           if (q.sourceKind == ir::SourceKind::DEVICE && (q.isHold || q.isDisposable))
+             throw ir::CompileError(std::string(q.isHold ? "HOLD" : "DISPOSABLE") + " of stream '" + $4 +
+                                    "' is not allowed on a DEVICE source", @10);
            ctx.out->push_back(std::move(q));
          }
        ;
@@ -435,6 +444,10 @@ source_kw: FILE_KW { $$ = ir::SourceKind::NONE; }
          | BINFILE { $$ = ir::SourceKind::BINFILE; }
          | DEVICE { $$ = ir::SourceKind::DEVICE; }
          ;
+
+opt_timeout: %empty { $$ = {ir::Rational(0), false}; }
+           | TIMEOUT rational { $$ = {$2, true}; }
+           ;
 
 opt_flags: %empty { $$ = 0; }
          | DISPOSABLE { $$ = 1; } | ONESHOT { $$ = 2; } | HOLD { $$ = 4; }
@@ -812,6 +825,7 @@ static Parser::symbol_type yylex(Ctx& ctx) {
     case Tok::DISPOSABLE: return Parser::make_DISPOSABLE(loc);
     case Tok::ONESHOT: return Parser::make_ONESHOT(loc);
     case Tok::HOLD: return Parser::make_HOLD(loc);
+    case Tok::TIMEOUT: return Parser::make_TIMEOUT(loc);
     case Tok::VOLATILE: return Parser::make_VOLATILE(loc);
     case Tok::ON: return Parser::make_ON(loc);
     case Tok::WHEN: return Parser::make_WHEN(loc);

@@ -118,6 +118,9 @@ struct StreamDetail {
   std::string processedLine;  // statement text or "{not found}"
   int64_t countRecords = 0;
   uint64_t rounded = 0;  // RATIONAL results that had to round
+  // DEVICE sources only (sent only for them): records read and records missed.
+  bool isDevice = false;
+  uint64_t reads = 0, misses = 0;
 };
 
 // Called from Server::poll on the caller's thread. An empty function behaves as an

@@ -215,6 +215,10 @@ void answerDetail(const ServerHooks& h, const std::string& arg, Answer& a) {
   db.add("query", std::to_string(d->queryTokens) + " tokens");
   db.add("processed_line", d->processedLine);
   db.add("rounded", std::to_string(d->rounded));
+  if (d->isDevice) {  // only for DEVICE sources, so other streams' answers stay as they were
+    db.add("reads", std::to_string(d->reads));
+    db.add("misses", std::to_string(d->misses));
+  }
 }
 
 // `show` with `from`: the stored records go out before any live one. A

@@ -126,6 +126,10 @@ struct Query {
   int tail = 0;             // startup latency (printed tail=)
   int origin = 0;           // logical origin (printed origin=)
   bool isDisposable = false, isOneShot = false, isHold = false;
+  // DEVICE: how long a due slot waits for a complete record (seconds from the
+  // slot start); without TIMEOUT the engine's default applies.
+  Rational readTimeout{0};
+  bool timeoutGiven = false;
   bool isSubstrat = false;
   bool isVolatile = false;
   bool isPersistent = false;     // PERSISTENT: on disk even under DEFAULT VOLATILE

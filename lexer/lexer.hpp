@@ -35,6 +35,7 @@ enum class Tok {
   DISPOSABLE,
   ONESHOT,
   HOLD,
+  TIMEOUT,
   VOLATILE,
   ON,
   WHEN,

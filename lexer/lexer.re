@@ -62,6 +62,7 @@ const char* tokName(Tok t) {
     case Tok::DISPOSABLE: return "DISPOSABLE";
     case Tok::ONESHOT: return "ONESHOT";
     case Tok::HOLD: return "HOLD";
+    case Tok::TIMEOUT: return "TIMEOUT";
     case Tok::VOLATILE: return "VOLATILE";
     case Tok::ON: return "ON";
     case Tok::WHEN: return "WHEN";
@@ -223,6 +224,7 @@ std::vector<Lexeme> lexLine(const LogicalLine& line) {
       "DISPOSABLE" | "disposable" { emit(Tok::DISPOSABLE); continue; }
       "ONESHOT" | "oneshot" { emit(Tok::ONESHOT); continue; }
       "HOLD" | "hold" { emit(Tok::HOLD); continue; }
+      "TIMEOUT" | "timeout" { emit(Tok::TIMEOUT); continue; }
       "VOLATILE" | "volatile" { emit(Tok::VOLATILE); continue; }
       "PERSISTENT" | "persistent" { emit(Tok::PERSISTENT); continue; }
       "ON" | "on" { emit(Tok::ON); continue; }

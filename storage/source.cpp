@@ -376,15 +376,42 @@ class DeviceSource : public Source {
   ~DeviceSource() override {
     if (fd_ >= 0) ::close(fd_);
   }
+  int waitFd() const override { return exhausted_ || fd_ < 0 || have_ == need() ? -1 : fd_; }
+  bool fill() override {
+    if (exhausted_ || fd_ < 0) return true;
+    return readAvailable(false) != Avail::MORE;
+  }
+  uint64_t reads() const override { return reads_; }
+  uint64_t misses() const override { return misses_; }
   void next(uint8_t* rec, uint8_t* nulls) override {
     if (exhausted_ || (fd_ < 0 && !tryOpen())) {
       // Offline there is no slot clock: a device that is not there yet is
       // retried at most ten times a second, never in a busy loop.
       if (!exhausted_ && opt_.noClock) poll(nullptr, 0, 100);
+      if (!exhausted_) ++misses_;
       allNull(rec, nulls);
       return;
     }
-    const size_t need = size_t(layout_.recordSize);
+    readAvailable(opt_.noClock);
+    const size_t need = this->need();
+    if (have_ == need) {
+      memcpy(rec, part_.data(), need);
+      memset(nulls, 0, layout_.elems.size());
+      offset_ += need;
+      have_ = 0;
+      ++reads_;
+      return;
+    }
+    if (!exhausted_) ++misses_;
+    allNull(rec, nulls);
+  }
+
+ private:
+  enum class Avail { COMPLETE, MORE, NONE };  // MORE: nothing now, more may come
+  size_t need() const { return size_t(layout_.recordSize); }
+  // Reads towards the next record until it is complete or no byte is there.
+  Avail readAvailable(bool wait) {
+    const size_t need = this->need();
     bool waited = false;
     while (have_ < need) {
       ssize_t r = ::read(fd_, part_.data() + have_, need - have_);
@@ -397,31 +424,23 @@ class DeviceSource : public Source {
       if (r == 0) {  // end of data: the writer is gone (or not there yet)
         have_ = 0;   // a record cut off by a disconnect is dropped
         if (oneShot_ && gotAny_) exhausted_ = true;
-        break;
+        return Avail::NONE;
       }
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
         fprintf(stderr, "warning: DEVICE source %s: read error at byte %llu: %s\n", path_.c_str(),
                 (unsigned long long)offset_, strerror(errno));
-        break;
+        return Avail::NONE;
       }
       // No data now. Offline runs wait a little (bounded, so a stop request
-      // is seen within a fraction of a second); clocked runs try once per slot.
-      if (!opt_.noClock || waited) break;
+      // is seen within a fraction of a second); clocked runs wait in the
+      // engine, over all due devices at once, up to their deadlines.
+      if (!wait || waited) return Avail::MORE;
       pollfd p{fd_, POLLIN, 0};
       poll(&p, 1, 100);
       waited = true;
     }
-    if (have_ == need) {
-      memcpy(rec, part_.data(), need);
-      memset(nulls, 0, layout_.elems.size());
-      offset_ += need;
-      have_ = 0;
-      return;
-    }
-    allNull(rec, nulls);
+    return Avail::COMPLETE;
   }
-
- private:
   bool tryOpen() {
     fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd_ < 0) {
@@ -439,6 +458,7 @@ class DeviceSource : public Source {
   size_t have_ = 0;
   uint64_t offset_ = 0;
   bool gotAny_ = false, warned_ = false;
+  uint64_t reads_ = 0, misses_ = 0;
 };
 
 }  // namespace

@@ -24,6 +24,14 @@ class Source {
   // read that exhausted the source. Returns the records read.
   virtual int nextMany(uint8_t* recs, uint8_t* nulls, int count);
   bool exhausted() const { return exhausted_; }
+  // Deadline waits (DEVICE): the descriptor to poll while the next record is
+  // incomplete, else -1; fill() reads what is there without blocking and
+  // says whether the next record is complete (or will not come this slot).
+  virtual int waitFd() const { return -1; }
+  virtual bool fill() { return true; }
+  // Records read, and records that were NULL because none was complete in time.
+  virtual uint64_t reads() const { return 0; }
+  virtual uint64_t misses() const { return 0; }
   const std::string& path() const { return path_; }
 
  protected:

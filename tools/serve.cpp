@@ -30,6 +30,9 @@ ipc::StreamDetail detailOf(const engine::StreamStatus& s) {
   d.processedLine = s.statement.empty() ? "{not found}" : s.statement;
   d.countRecords = s.records;
   d.rounded = s.rounded;
+  d.isDevice = s.device;
+  d.reads = s.reads;
+  d.misses = s.misses;
   return d;
 }
 

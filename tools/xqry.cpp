@@ -290,6 +290,11 @@ int cmdDetail(Session& s, const Options& o) {
   stream["delta"] = sc.delta;
   // RATIONAL results rounded to the nearest representable fraction (shown when any were).
   if (const std::string rounded = d.get("db.rounded"); !rounded.empty() && rounded != "0") stream["rounded"] = rounded;
+  // DEVICE sources: records read and records NULL for want of data by the deadline.
+  if (d.path("db.misses")) {
+    stream["reads"] = d.get("db.reads");
+    stream["misses"] = d.get("db.misses");
+  }
   Json fields = Json::object();
   for (auto& [name, type] : sc.fields) {
     Json field;

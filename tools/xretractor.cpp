@@ -295,6 +295,7 @@ engine::Options engineOptions(const RunArgs& a) {
   opt.limit = a.limit;
   opt.noClock = a.noClock;
   opt.untilEof = a.untilEof;
+  opt.deviceTimeout = gConfig.sourcesTimeoutS;
   opt.threads = a.threads;
   opt.blockSlots = a.blockSlots;
   opt.fuse = !a.noFuse;
@@ -456,6 +457,8 @@ int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a, PlanSwitch
       // RATIONAL results that were not exactly representable, per stream.
       for (auto& st : eng.status())
         if (st.rounded) fmt::print("rounded: {} {} values to the nearest RATIONAL\n", st.id, st.rounded);
+      for (auto& st : eng.status())
+        if (st.device) fmt::print("device: {} {} reads, {} misses\n", st.id, st.reads, st.misses);
     }
     if (eng.backgroundAbandoned() && !sw.toIdle) {  // an ad hoc JIT compile still runs: do not wait for it
       fflush(stdout);

@@ -121,3 +121,249 @@ TEST_CASE("offline, a missing DEVICE is retried at most ten times a second, neve
   // About 15 NULL records in 1.5 s; a busy loop writes millions.
   CHECK(testing::sizeOf(d.dir / "q") <= 40 * 8);
 }
+
+// ------------------------------------------------------------ DEVICE TIMEOUT
+namespace {
+
+struct WriterPlan {
+  int first = 1, count = 0;            // records {v, -v}, v = first, first+1, ...
+  std::chrono::milliseconds period{};  // between records
+  int pauseAfter = -1;                 // records written before the pause
+  std::chrono::milliseconds pause{};
+  bool halfAtEnd = false;  // then half a record, and the writer goes away
+  bool stayOpen = true;    // keep the FIFO open (silent) until killed
+  int prefilled = 0;       // records written before the engine starts
+};
+
+// A writer process on the FIFO `fifo`. Opened read-write so that it never
+// waits for the reader and can put the first records in before xretractor runs.
+pid_t startWriter(const std::filesystem::path& fifo, const WriterPlan& w) {
+  int fd = ::open(fifo.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  int v = w.first;
+  for (int i = 0; i < w.prefilled; ++i, ++v) {
+    int32_t rec[2] = {v, -v};
+    REQUIRE(::write(fd, rec, 8) == 8);
+  }
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  if (pid != 0) {
+    ::close(fd);
+    return pid;
+  }
+  auto at = std::chrono::steady_clock::now();
+  for (int i = w.prefilled; i < w.count; ++i, ++v) {
+    at += w.period;
+    if (i == w.pauseAfter) at += w.pause;
+    std::this_thread::sleep_until(at);
+    int32_t rec[2] = {v, -v};
+    if (::write(fd, rec, 8) != 8) _exit(1);
+  }
+  if (w.halfAtEnd) {
+    int32_t half = 999;
+    if (::write(fd, &half, 4) != 4) _exit(1);
+    std::this_thread::sleep_for(100ms);
+    ::close(fd);
+    _exit(0);
+  }
+  if (w.stayOpen)
+    for (;;) pause();
+  _exit(0);
+}
+
+void stopWriter(pid_t pid) {
+  kill(pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
+}
+
+int nullRecords(const std::vector<std::vector<int32_t>>& recs) {
+  int n = 0;
+  for (auto& r : recs) n += r[0] == 0 && r[1] == 0;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("DEVICE TIMEOUT: a writer faster than the interval gives every slot its record", "[engine][sources][fifo]") {
+  testing::RunDir d;
+  REQUIRE(mkfifo((d.dir / "pipe").c_str(), 0600) == 0);
+  d.write("query.rql",
+          "STORAGE '.'\n" + std::string(kTwoInts) + "DEVICE 'pipe' TIMEOUT 0.09\nSELECT * STREAM q FROM s\n");
+  // A record every 80 ms while the slots come every 100 ms: each slot's record
+  // arrives within its deadline (or is already there).
+  pid_t w = startWriter(d.dir / "pipe", {.count = 40, .period = 80ms, .prefilled = 1});
+  pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "-k", "-v", "-m", "21"});
+  const int rc = waitFor(pid, 20s);
+  stopWriter(w);
+  REQUIRE(rc == 0);
+  auto recs = d.records("q", 2);
+  REQUIRE(recs.size() == 20);
+  // Consecutive values from the first records on: no slot went without.
+  CHECK(recs[0][0] >= 1);
+  CHECK(recs[0][0] <= 2);
+  for (size_t i = 0; i < recs.size(); ++i) {
+    CHECK(recs[i][0] == recs[0][0] + int32_t(i));
+    CHECK(recs[i][1] == -recs[i][0]);
+  }
+  CHECK_THAT(d.read("run.out"), Catch::Contains("device: s 21 reads, 0 misses"));
+}
+
+TEST_CASE("DEVICE TIMEOUT: a writer that pauses gives NULL records for the slots past their deadline",
+          "[engine][sources][fifo]") {
+  testing::RunDir d;
+  REQUIRE(mkfifo((d.dir / "pipe").c_str(), 0600) == 0);
+  d.write("t.txt", testing::sequence(1, 7));
+  d.write("query.rql", "STORAGE '.'\n" + std::string(kTwoInts) +
+                           "DEVICE 'pipe' TIMEOUT 1/20\nSELECT * STREAM q FROM s\n"
+                           "DECLARE x INTEGER STREAM t, 1/10 TEXTFILE 't.txt'\nSELECT * STREAM qt FROM t\n");
+  // 10 records, a pause of 12 intervals, 10 more; then silence (still
+  // connected). The records sent ahead of the engine shorten the gap a little.
+  pid_t w =
+      startWriter(d.dir / "pipe", {.count = 20, .period = 80ms, .pauseAfter = 10, .pause = 1200ms, .prefilled = 1});
+  pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "-k", "-v"});
+  std::this_thread::sleep_for(4000ms);
+  std::string cmd =
+      "cd '" + d.dir.string() + "' && TMPDIR='" + d.dir.string() + "' timeout 5 '" RDB_XQRY "' -t s >detail.out 2>&1";
+  CHECK(std::system(cmd.c_str()) == 0);
+  kill(pid, SIGTERM);
+  CHECK(waitFor(pid, 5s) == 0);
+  stopWriter(w);
+  auto recs = d.records("q", 2);
+  REQUIRE(recs.size() >= 25);
+  // Every record the writer sent arrives once and in order, with NULL records
+  // only in the pause (and after the writer fell silent).
+  std::vector<int32_t> values;
+  size_t last = 0;
+  for (size_t i = 0; i < recs.size(); ++i)
+    if (recs[i][0] != 0) {
+      values.push_back(recs[i][0]);
+      CHECK(recs[i][1] == -recs[i][0]);
+      last = i;
+    }
+  REQUIRE(values.size() == 20);
+  for (size_t i = 0; i < values.size(); ++i) CHECK(values[i] == int32_t(i + 1));
+  const int inPause = nullRecords({recs.begin(), recs.begin() + long(last)});
+  CHECK(inPause >= 3);
+  CHECK(inPause <= 14);
+  // The misses counted are the NULL records of s (q may not hold s's newest).
+  const int total = nullRecords(recs);
+  const std::string out = d.read("run.out");
+  const auto at = out.find("device: s 20 reads, ");
+  REQUIRE(at != std::string::npos);
+  const int misses = std::stoi(out.substr(at + 20));
+  CHECK(misses >= total);
+  CHECK(misses <= total + 1);
+  CHECK_THAT(d.read("detail.out"), Catch::Contains("misses"));
+  // The text stream in the same plan kept every slot: 1..7 over and over.
+  auto qt = d.ints("qt");
+  REQUIRE(qt.size() >= recs.size() - 1);
+  for (size_t i = 0; i < qt.size(); ++i) CHECK(qt[i] == int32_t(i % 7 + 1));
+}
+
+TEST_CASE("DEVICE TIMEOUT: a record cut off by the writer going away is dropped", "[engine][sources][fifo]") {
+  testing::RunDir d;
+  REQUIRE(mkfifo((d.dir / "pipe").c_str(), 0600) == 0);
+  d.write("query.rql",
+          "STORAGE '.'\n" + std::string(kTwoInts) + "DEVICE 'pipe' TIMEOUT 0.09\nSELECT * STREAM q FROM s\n");
+  pid_t w = startWriter(d.dir / "pipe", {.count = 5, .period = 80ms, .halfAtEnd = true, .prefilled = 1});
+  pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "-k", "-m", "15"});
+  CHECK(waitFor(pid, 20s) == 0);
+  stopWriter(w);
+  auto recs = d.records("q", 2);
+  REQUIRE(recs.size() == 14);
+  // The whole records, then NULL only: the half record (999) never shows.
+  size_t i = 0;
+  while (i < recs.size() && recs[i][0] != 0) {
+    CHECK(recs[i][0] == recs[0][0] + int32_t(i));
+    ++i;
+  }
+  REQUIRE(i >= 4);
+  CHECK(recs[i - 1][0] == 5);
+  for (; i < recs.size(); ++i) {
+    CHECK(recs[i][0] == 0);
+    CHECK(recs[i][1] == 0);
+  }
+}
+
+TEST_CASE("DEVICE TIMEOUT: SIGTERM during a long wait on a silent writer ends the run promptly",
+          "[engine][sources][fifo]") {
+  testing::RunDir d;
+  REQUIRE(mkfifo((d.dir / "pipe").c_str(), 0600) == 0);
+  d.write("query.rql",
+          "STORAGE '.'\nDECLARE a INTEGER, b INTEGER STREAM s, 1 DEVICE 'pipe' TIMEOUT 30\n"
+          "SELECT * STREAM q FROM s\n");
+  pid_t w = startWriter(d.dir / "pipe", {.count = 1, .prefilled = 1});
+  pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "-k"});
+  std::this_thread::sleep_for(2500ms);  // slot 1 (at 1 s) now waits up to 31 s
+  const auto t0 = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  CHECK(waitFor(pid, 5s) == 0);
+  CHECK(std::chrono::steady_clock::now() - t0 < 2s);
+  stopWriter(w);
+  auto recs = d.records("q", 2);
+  REQUIRE(recs.size() >= 1);
+  CHECK(recs[0][0] == 1);
+}
+
+TEST_CASE("DEVICE TIMEOUT is refused elsewhere, and HOLD or DISPOSABLE on a DEVICE, with the place",
+          "[engine][sources]") {
+  testing::RunDir d;
+  d.write("t.txt", "1\n");
+  CHECK(d.run("STORAGE '.'\nDECLARE a INTEGER STREAM s, 1 TEXTFILE 't.txt' TIMEOUT 1\nSELECT * STREAM q FROM s\n",
+              "-c") != 0);
+  CHECK_THAT(d.read("run.err"), Catch::Contains("query.rql:2:") && Catch::Contains("TIMEOUT"));
+  CHECK(d.run("STORAGE '.'\nDECLARE a INTEGER STREAM s, 1 DEVICE 'p' HOLD\nSELECT * STREAM q FROM s\n", "-c") != 0);
+  CHECK_THAT(d.read("run.err"), Catch::Contains("query.rql:2:") && Catch::Contains("HOLD"));
+  CHECK(d.run("STORAGE '.'\nDECLARE a INTEGER STREAM s, 1 DEVICE 'p' TIMEOUT 1/4 ONESHOT\nSELECT * STREAM q FROM s\n",
+              "-c") == 0);
+}
+
+// ------------------------------------------------------------ HOLD
+TEST_CASE(
+    "HOLD: a consumer from the start sees record 0 as zeros, then the file from its start; windows do not "
+    "release it",
+    "[engine][sources][hold]") {
+  testing::RunDir d;
+  d.write("data.txt", testing::sequence(30, 16));
+  REQUIRE(d.run("STORAGE '.'\nDECLARE a INTEGER STREAM core, 1/10 FILE 'data.txt' HOLD\n"
+                "SELECT core[0] + 1 STREAM ping FROM core\n",
+                "-f -m 8") == 0);
+  // + 1: a zero record gives 1, a NULL one would give NULL (stored as 0).
+  auto ping = d.ints("ping");
+  REQUIRE(ping.size() >= 5);
+  CHECK(ping[0] == 1);
+  for (size_t i = 1; i < ping.size(); ++i) CHECK(ping[i] == int32_t(30 + i));
+  // Only a window reads it: it stays held, every record zero (and not NULL).
+  testing::RunDir w;
+  w.write("data.txt", testing::sequence(30, 16));
+  REQUIRE(w.run("STORAGE '.'\nDECLARE a INTEGER STREAM core, 1/10 FILE 'data.txt' HOLD\n"
+                "SELECT win[0] + 1, win[1] + 1 STREAM win FROM core@(1,2)\n",
+                "-f -m 8") == 0);
+  auto win = w.ints("win");
+  REQUIRE(win.size() >= 4);
+  for (auto v : win) CHECK(v == 1);
+}
+
+TEST_CASE("HOLD: a consumer attached ad hoc to a running instance releases it, the file is read from its start",
+          "[engine][sources][hold]") {
+  testing::RunDir d;
+  d.write("data.txt", testing::sequence(30, 16));
+  d.write("query.rql",
+          "STORAGE '.'\nDECLARE a INTEGER STREAM core, 1/10 FILE 'data.txt' HOLD\n"
+          "SELECT * STREAM win FROM core@(1,2)\n");
+  pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "-k"});
+  std::this_thread::sleep_for(800ms);  // core has read nothing but zeros for a while
+  const std::string xqry = "cd '" + d.dir.string() + "' && TMPDIR='" + d.dir.string() + "' timeout 5 '" RDB_XQRY "' ";
+  CHECK(std::system((xqry + "-a \"SELECT * STREAM ping FROM core\" >adhoc.out 2>&1").c_str()) == 0);
+  std::this_thread::sleep_for(1000ms);
+  kill(pid, SIGTERM);
+  CHECK(waitFor(pid, 5s) == 0);
+  auto ping = d.ints("ping");
+  // Zeros until it joined, then 30, 31, ... from the file's first record.
+  size_t i = 0;
+  while (i < ping.size() && ping[i] == 0) ++i;
+  REQUIRE(ping.size() - i >= 4);
+  for (size_t k = i; k < ping.size(); ++k) CHECK(ping[k] == int32_t(30 + (k - i) % 16));
+}
