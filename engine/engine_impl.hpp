@@ -125,7 +125,8 @@ struct Engine::Impl {
   void withdraw(size_t count, size_t ticksBefore);
   void dropNewest();
   void updateLiveSource();
-  void compact();  // drops removed streams, renumbers the rest
+  void retire(Stream& s);  // removed from the running plan
+  void compact();          // drops removed streams, renumbers the rest
 
   // ------------------------------------------------------------ running
   int64_t gridPoint(const std::vector<int64_t>& counters) const;

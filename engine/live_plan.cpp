@@ -353,21 +353,13 @@ std::string Engine::removeStream(const std::string& id) {
     return n;
   };
   if (readers(*target)) return "stream " + id + " is read by other streams";
-  auto drop = [&](Stream& s) {
-    s.removed = true;
-    m.plan.maxCapacity.erase(s.q->id);
-    m.computed.erase(std::remove(m.computed.begin(), m.computed.end(), &s), m.computed.end());
-    m.declared.erase(std::remove(m.declared.begin(), m.declared.end(), &s), m.declared.end());
-    m.closeArtifacts(s, -1);
-    s.source.reset();  // a device or file is closed now
-  };
-  drop(*target);
+  m.retire(*target);
   // Ad hoc substrates nobody reads any more go too.
   for (bool again = true; again;) {
     again = false;
     for (auto& s : m.streams)
       if (!s->removed && s->adhoc && s->q->isSubstrat && readers(*s) == 0) {
-        drop(*s);
+        m.retire(*s);
         again = true;
       }
   }
@@ -376,6 +368,18 @@ std::string Engine::removeStream(const std::string& id) {
 #endif
   m.compact();
   return "OK";
+}
+
+// Stops a stream for good (compact() then drops it): its rules' dumps, its
+// artifacts and its source are closed. Its files stay on disk.
+void Engine::Impl::retire(Stream& s) {
+  s.removed = true;
+  plan.maxCapacity.erase(s.q->id);
+  computed.erase(std::remove(computed.begin(), computed.end(), &s), computed.end());
+  declared.erase(std::remove(declared.begin(), declared.end(), &s), declared.end());
+  s.rules.reset();
+  closeArtifacts(s, -1);
+  s.source.reset();  // a device or file is closed now
 }
 
 // Removed streams go for good (nothing reads them): the rest are renumbered.
@@ -466,13 +470,7 @@ std::string Engine::replacePlan(const ir::Plan& next, std::vector<std::string>& 
       }
       continue;
     }
-    s.removed = true;
-    m.plan.maxCapacity.erase(s.q->id);
-    m.computed.erase(std::remove(m.computed.begin(), m.computed.end(), &s), m.computed.end());
-    m.declared.erase(std::remove(m.declared.begin(), m.declared.end(), &s), m.declared.end());
-    s.rules.reset();
-    m.closeArtifacts(s, -1);
-    s.source.reset();
+    m.retire(s);
     ended.push_back(s.q->id);
   }
 #if RDB_WITH_JIT
