@@ -20,6 +20,7 @@ void Engine::Impl::openArtifacts(Stream& s) {
     }
     // A run starts every computed stream empty (the whole family goes) unless it rotates.
     s.files = storage::startFamily(paths, d, s.out.recordSize, rotation < 0);
+    if (!q.publish.empty()) s.sink = std::make_unique<connectors::MqttSink>(q, s.out, opt.mqtt);
     s.metaBits = int(d.entries.size());
     s.bitmap.assign(size_t((s.metaBits + 7) / 8), 0);
     s.zeroBitmap = s.bitmap;
@@ -27,6 +28,21 @@ void Engine::Impl::openArtifacts(Stream& s) {
     throw EngineError(e.what());
   } catch (const storage::DescError& e) {
     throw EngineError(e.what());
+  } catch (const storage::SourceError& e) {
+    throw EngineError("stream " + q.id + ": " + e.what());
+  }
+}
+
+// Record n of a computed stream is written in slot (n + 1 + tail) x interval.
+void Engine::Impl::publishRecords() {
+  for (auto* s : computed) {
+    if (!s->sink || !s->wrote) continue;
+    const int64_t newest = s->hist.newest();
+    for (int64_t n = newest - s->wrote + 1; n <= newest; ++n) {
+      const uint8_t *d, *nl;
+      if (!s->hist.held(n, d, nl)) continue;
+      s->sink->publish(n, ir::slotTimeText(s->q->interval, n + 1 + s->q->tail), d, nl);
+    }
   }
 }
 
@@ -64,6 +80,11 @@ std::string Engine::Impl::closeArtifacts(Stream& s, int rotation) {
     }
   }
   s.files.meta.reset();
+  if (s.sink) {  // what is still queued gets a moment to reach the broker
+    s.sink->drain(2000);
+    s.sinkEnd = s.sink->counters();
+    s.sink.reset();
+  }
   return err;
 }
 

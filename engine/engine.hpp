@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "connectors/mqtt.hpp"
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
 
@@ -33,6 +34,7 @@ struct Options {
   // JIT tiers: 0 quick code first, optimised code once the run has lasted a
   // moment (default); 1 quick code only; 2 optimised code from the start.
   int jitTier = 0;
+  connectors::MqttSettings mqtt;  // MQTT sources and PUBLISH sinks ([mqtt] in the TOML file)
 };
 
 struct EngineError : std::runtime_error {
@@ -56,6 +58,13 @@ struct StreamStatus {
   // DEVICE sources: records read, and records that were NULL (none complete by the deadline, or no device).
   bool device = false;
   uint64_t reads = 0, misses = 0;
+  // MQTT sources: messages received, payloads that were no record, records never taken.
+  bool mqtt = false;
+  uint64_t received = 0, malformed = 0, dropped = 0;
+  uint64_t connected = 0;  // 1 while subscribed
+  // PUBLISH: records the broker acknowledged, let go during an outage, waiting.
+  bool publishes = false;
+  uint64_t published = 0, publishDropped = 0, publishQueued = 0;
 };
 
 // What became of a compiled candidate plan handed to Engine::admit.

@@ -103,6 +103,7 @@ struct Engine::Impl {
   // ------------------------------------------------------------ set-up
   void prepare();
   void openArtifacts(Stream& s);
+  void publishRecords();  // PUBLISH streams: the records of the block just run
   void buildGraph();
   int threadCount() const;
   bool independentStreams() const;

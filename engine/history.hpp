@@ -65,6 +65,14 @@ struct History {
     return true;
   }
   bool get(int64_t n, const uint8_t*& d, const uint8_t*& nl) const { return get(n, count, d, nl); }
+  // Record n while the ring still holds it (readers see only `window` of them).
+  bool held(int64_t n, const uint8_t*& d, const uint8_t*& nl) const {
+    const int64_t i = n - base;
+    if (i < 0 || i >= count || i < count - cap) return false;
+    d = data.data() + pos(i) * rec;
+    nl = nulls.data() + pos(i) * elems;
+    return true;
+  }
   // The slot the next record goes to; fill it, then commit().
   uint8_t* nextData() { return data.data() + pos(count) * rec; }
   uint8_t* nextNulls() { return nulls.data() + pos(count) * elems; }

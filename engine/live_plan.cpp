@@ -26,10 +26,24 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
   if (!s.declared && !q.isSubstrat) st.statement = q.text;
   st.rounded = s.rounded;
   st.tail = s.declared ? 0 : q.tail;
-  if (s.declared && s.source && q.sourceKind == ir::SourceKind::DEVICE) {
+  if (s.declared && s.source && (q.sourceKind == ir::SourceKind::DEVICE || q.sourceKind == ir::SourceKind::MQTT)) {
     st.device = true;
     st.reads = s.source->reads();
     st.misses = s.source->misses();
+  }
+  if (connectors::SourceCounters c; s.source && connectors::mqttSourceCounters(*s.source, c)) {
+    st.mqtt = true;
+    st.received = c.received;
+    st.malformed = c.malformed;
+    st.dropped = c.dropped;
+    st.connected = c.connected;
+  }
+  if (s.sink || s.sinkEnd) {
+    const connectors::SinkCounters c = s.sink ? s.sink->counters() : *s.sinkEnd;
+    st.publishes = true;
+    st.published = c.published;
+    st.publishDropped = c.dropped;
+    st.publishQueued = c.queued;
   }
   return st;
 }
@@ -292,7 +306,8 @@ Admission Engine::admit(const ir::Plan& cand) {
 // Whether a DEVICE is read: blocks are then one slot long.
 void Engine::Impl::updateLiveSource() {
   liveSource = false;
-  for (auto* s : declared) liveSource = liveSource || s->q->sourceKind == ir::SourceKind::DEVICE;
+  for (auto* s : declared)
+    liveSource = liveSource || s->q->sourceKind == ir::SourceKind::DEVICE || s->q->sourceKind == ir::SourceKind::MQTT;
 }
 
 std::string Engine::addRule(const ir::Plan& cand, const std::string& id, const std::string& name) {
@@ -418,7 +433,7 @@ bool sameDefinition(const ir::Query& a, const ir::Query& b) {
               a.filename == b.filename && a.sourceKind == b.sourceKind && a.isVolatile == b.isVolatile &&
               a.isOneShot == b.isOneShot && a.isHold == b.isHold && a.isSubstrat == b.isSubstrat &&
               a.origin == b.origin && a.rules.size() == b.rules.size() && a.isDisposable == b.isDisposable &&
-              a.timeoutGiven == b.timeoutGiven && a.readTimeout == b.readTimeout;
+              a.timeoutGiven == b.timeoutGiven && a.readTimeout == b.readTimeout && a.publish == b.publish;
   for (size_t i = 0; same && i < a.schema.size(); ++i)
     same = a.schema[i].program == b.schema[i].program && a.schema[i].type == b.schema[i].type &&
            a.schema[i].name == b.schema[i].name;

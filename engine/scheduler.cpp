@@ -189,6 +189,7 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     const bool more = m.readSources();  // pass 2 of each slot of the block, first
     r.runStreams();
     r.flush();
+    m.publishRecords();
     if (m.commands.running()) m.commands.reap();
     r.slots += m.block.slots;
     r.report();

@@ -23,11 +23,12 @@ void Engine::Impl::setupSource(Stream& s, int64_t cap) {
   so.untilEof = opt.untilEof;
   so.noClock = opt.noClock;
   try {
-    s.source = storage::openSource(format, q.filename, s.out, so);
+    s.source = q.sourceKind == ir::SourceKind::MQTT ? connectors::openMqttSource(q, s.out, opt.mqtt)
+                                                    : storage::openSource(format, q.filename, s.out, so);
   } catch (const storage::SourceError& e) {
     throw EngineError("stream " + q.id + ": " + e.what());
   }
-  if (q.sourceKind == ir::SourceKind::DEVICE) {
+  if (q.sourceKind == ir::SourceKind::DEVICE || q.sourceKind == ir::SourceKind::MQTT) {
     // --no-clock has no slot clock to count a deadline from: every TIMEOUT is 0
     // (the source itself still waits briefly for data, see storage/source.cpp).
     const double secs = opt.noClock      ? 0

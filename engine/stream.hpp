@@ -6,9 +6,11 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "connectors/mqtt.hpp"
 #include "engine/compiled_program.hpp"
 #include "engine/history.hpp"
 #include "engine/rules.hpp"
@@ -81,6 +83,8 @@ struct Stream {
   int metaBits = 0;
   std::vector<uint8_t> bitmap, zeroBitmap;
   std::unique_ptr<StreamRules> rules;
+  std::unique_ptr<connectors::MqttSink> sink;       // PUBLISH: each record also goes to a topic
+  std::optional<connectors::SinkCounters> sinkEnd;  // its counters once closed
   std::string error;
   uint64_t rounded = 0;  // RATIONAL results rounded to the nearest representable fraction
   // Operator state carried from block to block (incremental reducers).

@@ -84,6 +84,7 @@ struct Ctx {
 #include "grammar/front.hpp"
 #include "ir/functions.hpp"
 #include "ir/limits.hpp"
+#include "ir/endpoint.hpp"
 #include <algorithm>
 #include <cstdio>
 #include "ir/passes/passes.hpp"
@@ -115,6 +116,10 @@ static void checkLimit(const char* what, int64_t v, int64_t limit, const ir::Src
   if (v > limit || v < -limit)
     throw ir::CompileError(std::string(what) + " " + std::to_string(v) + " exceeds the limit " + std::to_string(limit),
                            loc);
+}
+static void checkMqttUrl(const std::string& url, const ir::SrcLoc& loc) {
+  ir::MqttEndpoint e;
+  if (std::string why = ir::parseMqttEndpoint(url, e); !why.empty()) throw ir::CompileError(why, loc);
 }
 static int retentionCapacity(const std::string& text, const ir::SrcLoc& loc) {
   const int n = toCount(text, loc);
@@ -305,7 +310,7 @@ static std::vector<ir::Query> historyWindows(Ctx& ctx, ir::Query& q) {
 %token END 0 "end of line"
 %token SELECT "SELECT" STREAM "STREAM" FROM "FROM" DECLARE "DECLARE" RETENTION "RETENTION"
 %token FILE_KW "FILE" STORAGE "STORAGE" ROTATION "ROTATION" SUBSTRAT "SUBSTRAT" RULE "RULE"
-%token DISPOSABLE "DISPOSABLE" ONESHOT "ONESHOT" HOLD "HOLD" TIMEOUT "TIMEOUT" VOLATILE "VOLATILE" ON "ON" WHEN "WHEN"
+%token DISPOSABLE "DISPOSABLE" ONESHOT "ONESHOT" HOLD "HOLD" TIMEOUT "TIMEOUT" MQTT "MQTT" PUBLISH "PUBLISH" VOLATILE "VOLATILE" ON "ON" WHEN "WHEN"
 %token DUMP "DUMP" SYSTEM "SYSTEM" DO "DO" TO "TO" TEXTFILE "TEXTFILE" BINFILE "BINFILE" DEVICE "DEVICE"
 %token AND "AND" OR "OR" NOT "NOT"
 %token <std::string> MIN "MIN" MAX "MAX" AVG "AVG" SUMC "SUMC"
@@ -332,7 +337,7 @@ static std::vector<ir::Query> historyWindows(Ctx& ctx, ir::Query& q) {
 %type <int> signed_int
 %type <GenExpr> gexpr
 %type <std::pair<std::string, int>> stream_name
-%type <std::string> profile_word directive_value
+%type <std::string> profile_word directive_value opt_publish
 
 %left OR
 %left AND
@@ -426,15 +431,20 @@ declare: DECLARE field_decls STREAM ID COMMA rational source_kw STRING opt_timeo
                             : low.rfind("/dev/", 0) == 0            ? ir::SourceKind::DEVICE
                                                                     : ir::SourceKind::BINFILE;
            } else q.sourceKind = $7;
+           const bool live = q.sourceKind == ir::SourceKind::DEVICE || q.sourceKind == ir::SourceKind::MQTT;
+           const char* kind = q.sourceKind == ir::SourceKind::MQTT ? "an MQTT" : "a DEVICE";
+           if (q.sourceKind == ir::SourceKind::MQTT) checkMqttUrl(q.filename, @8);
            if ($9.second) {
-             if (q.sourceKind != ir::SourceKind::DEVICE)
-               throw ir::CompileError("TIMEOUT of stream '" + $4 + "' is only allowed on a DEVICE source", @9);
+             if (!live)
+               throw ir::CompileError("TIMEOUT of stream '" + $4 + "' is only allowed on a DEVICE or MQTT source", @9);
              q.readTimeout = $9.first; q.timeoutGiven = true;
            }
            q.isDisposable = $10 & 1; q.isOneShot = $10 & 2; q.isHold = $10 & 4;
-           if (q.sourceKind == ir::SourceKind::DEVICE && (q.isHold || q.isDisposable))
+           if (live && (q.isHold || q.isDisposable))
              throw ir::CompileError(std::string(q.isHold ? "HOLD" : "DISPOSABLE") + " of stream '" + $4 +
-                                    "' is not allowed on a DEVICE source", @10);
+                                    "' is not allowed on " + kind + " source", @10);
+           if (q.sourceKind == ir::SourceKind::MQTT && q.isOneShot)
+             throw ir::CompileError("ONESHOT of stream '" + $4 + "' is not allowed on an MQTT source", @10);
            ctx.out->push_back(std::move(q));
          }
        ;
@@ -443,6 +453,7 @@ source_kw: FILE_KW { $$ = ir::SourceKind::NONE; }
          | TEXTFILE { $$ = ir::SourceKind::TEXTSOURCE; }
          | BINFILE { $$ = ir::SourceKind::BINFILE; }
          | DEVICE { $$ = ir::SourceKind::DEVICE; }
+         | MQTT { $$ = ir::SourceKind::MQTT; }
          ;
 
 opt_timeout: %empty { $$ = {ir::Rational(0), false}; }
@@ -480,7 +491,7 @@ rational: DECIMAL SLASH DECIMAL { $$ = ratOf($1, $3, @1); }
                   double d = strtod($1.c_str(), nullptr); if (!(d < 2147483648.0)) throw SyntaxError("decimal number " + $1 + " is out of range", @1); $$ = ir::rationalize(d); }
         ;
 
-select: SELECT select_list STREAM stream_name FROM sexpr opt_select_file opt_retention opt_volatile {
+select: SELECT select_list STREAM stream_name FROM sexpr opt_select_file opt_retention opt_volatile opt_publish {
           const std::string& name = $4.first;
           ir::Query q; q.id = name; q.loc = @1;
           if (q.id == "OUT_OF_BUSSINESS") throw ir::CompileError("OUT_OF_BUSSINESS is reserved stream name.", @4);
@@ -499,6 +510,7 @@ select: SELECT select_list STREAM stream_name FROM sexpr opt_select_file opt_ret
             q.policyCapacity = ctx.pendingRetention.first;
           }
           if (ctx.pendingVolatile) q.makeVolatile();
+          q.publish = std::move($10);
           q.isPersistent = ctx.pendingPersistent;
           ctx.pendingFile.clear(); ctx.pendingRetention = {0, 0}; ctx.pendingVolatile = ctx.pendingPersistent = false;
           const int n = $4.second;  // 0: an ordinary SELECT
@@ -563,6 +575,10 @@ opt_retention: %empty
              | RETENTION DECIMAL { ctx.pendingRetention = {retentionCapacity($2, @2), -1}; }
              | RETENTION DECIMAL DECIMAL { ctx.pendingRetention = {retentionCapacity($2, @2), toCount($3, @3)}; }
              ;
+
+opt_publish: %empty { $$.clear(); }
+           | PUBLISH STRING { checkMqttUrl($2, @2); $$ = $2; }
+           ;
 
 opt_volatile: %empty | VOLATILE { ctx.pendingVolatile = true; } | PERSISTENT { ctx.pendingPersistent = true; } ;
 
@@ -826,6 +842,8 @@ static Parser::symbol_type yylex(Ctx& ctx) {
     case Tok::ONESHOT: return Parser::make_ONESHOT(loc);
     case Tok::HOLD: return Parser::make_HOLD(loc);
     case Tok::TIMEOUT: return Parser::make_TIMEOUT(loc);
+    case Tok::MQTT: return Parser::make_MQTT(loc);
+    case Tok::PUBLISH: return Parser::make_PUBLISH(loc);
     case Tok::VOLATILE: return Parser::make_VOLATILE(loc);
     case Tok::ON: return Parser::make_ON(loc);
     case Tok::WHEN: return Parser::make_WHEN(loc);

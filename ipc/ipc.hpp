@@ -121,6 +121,8 @@ struct StreamDetail {
   // DEVICE sources only (sent only for them): records read and records missed.
   bool isDevice = false;
   uint64_t reads = 0, misses = 0;
+  // Connector counters (MQTT sources and PUBLISH sinks), sent by name when present.
+  std::vector<std::pair<std::string, uint64_t>> counters;
 };
 
 // Called from Server::poll on the caller's thread. An empty function behaves as an

@@ -219,6 +219,7 @@ void answerDetail(const ServerHooks& h, const std::string& arg, Answer& a) {
     db.add("reads", std::to_string(d->reads));
     db.add("misses", std::to_string(d->misses));
   }
+  for (auto& [name, value] : d->counters) db.add(name, std::to_string(value));
 }
 
 // `show` with `from`: the stored records go out before any live one. A

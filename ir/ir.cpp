@@ -303,4 +303,17 @@ std::pair<Type, int> widest(const Query& q) {
   return {cur, size};
 }
 
+std::string slotTimeText(const Rational& interval, int64_t slot) {
+  __int128 p = __int128(slot) * interval.num, q = interval.den;
+  __int128 a = p < 0 ? -p : p, b = q;
+  while (b) {
+    const __int128 r = a % b;
+    a = b;
+    b = r;
+  }
+  if (a > 1) p /= a, q /= a;
+  auto text = [](__int128 v) { return std::to_string(int64_t(v)); };
+  return q == 1 ? text(p) : text(p) + "/" + text(q);
+}
+
 }  // namespace ir

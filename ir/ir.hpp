@@ -47,6 +47,8 @@ int64_t ceilOf(const Rational& a);   // rounds toward +inf
 int64_t truncOf(const Rational& a);  // rounds toward zero
 // Continued-fraction conversion of a decimal literal (tolerance 1e-6, at most 12 terms).
 Rational rationalize(double x);
+// Slot `slot` of a stream of interval `interval`, in exact seconds: "p/q", or "p" when whole.
+std::string slotTimeText(const Rational& interval, int64_t slot);
 
 // ---------------------------------------------------------------- types
 // Ordinal order is the promotion order.
@@ -117,7 +119,7 @@ struct Rule {
 };
 
 // Where a declared stream reads from.
-enum class SourceKind : uint8_t { NONE, TEXTSOURCE, DEVICE, BINFILE };
+enum class SourceKind : uint8_t { NONE, TEXTSOURCE, DEVICE, BINFILE, MQTT };
 
 struct Query {
   std::string id;
@@ -126,8 +128,8 @@ struct Query {
   int tail = 0;             // startup latency (printed tail=)
   int origin = 0;           // logical origin (printed origin=)
   bool isDisposable = false, isOneShot = false, isHold = false;
-  // DEVICE: how long a due slot waits for a complete record (seconds from the
-  // slot start); without TIMEOUT the engine's default applies.
+  // DEVICE and MQTT: how long a due slot waits for its record (seconds from
+  // the slot start); without TIMEOUT the engine's default applies.
   Rational readTimeout{0};
   bool timeoutGiven = false;
   bool isSubstrat = false;
@@ -137,6 +139,7 @@ struct Query {
   std::string family;            // STREAM name[N]: the generator's name (instances name$0..)
   std::string historySource;     // MIN(x : W) in the fields: the FROM stream the windows read
   SourceKind sourceKind = SourceKind::NONE;
+  std::string publish;  // PUBLISH 'mqtt://...': every record also goes to this topic
   std::vector<Field> schema;
   Program program;  // FROM program; empty for declarations and directives
   std::vector<Rule> rules;

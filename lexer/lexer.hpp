@@ -36,6 +36,8 @@ enum class Tok {
   ONESHOT,
   HOLD,
   TIMEOUT,
+  MQTT,
+  PUBLISH,
   VOLATILE,
   ON,
   WHEN,

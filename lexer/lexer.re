@@ -63,6 +63,8 @@ const char* tokName(Tok t) {
     case Tok::ONESHOT: return "ONESHOT";
     case Tok::HOLD: return "HOLD";
     case Tok::TIMEOUT: return "TIMEOUT";
+    case Tok::MQTT: return "MQTT";
+    case Tok::PUBLISH: return "PUBLISH";
     case Tok::VOLATILE: return "VOLATILE";
     case Tok::ON: return "ON";
     case Tok::WHEN: return "WHEN";
@@ -225,6 +227,8 @@ std::vector<Lexeme> lexLine(const LogicalLine& line) {
       "ONESHOT" | "oneshot" { emit(Tok::ONESHOT); continue; }
       "HOLD" | "hold" { emit(Tok::HOLD); continue; }
       "TIMEOUT" | "timeout" { emit(Tok::TIMEOUT); continue; }
+      "MQTT" | "mqtt" { emit(Tok::MQTT); continue; }
+      "PUBLISH" | "publish" { emit(Tok::PUBLISH); continue; }
       "VOLATILE" | "volatile" { emit(Tok::VOLATILE); continue; }
       "PERSISTENT" | "persistent" { emit(Tok::PERSISTENT); continue; }
       "ON" | "on" { emit(Tok::ON); continue; }

@@ -3,7 +3,7 @@
 # its own folder and of folders before it in this order, never after it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-order=(ir lexer grammar vm jit storage ipc engine tools)
+order=(ir lexer grammar vm jit storage connectors ipc engine tools)
 bad=0
 for ((i = 0; i < ${#order[@]}; i++)); do
   d=${order[$i]}
@@ -14,7 +14,7 @@ for ((i = 0; i < ${#order[@]}; i++)); do
       echo "$file:$line: $d/ includes $dep/ (only: ${allowed# })"
       bad=1
     fi
-  done < <(grep -rnE '#include "(ir|lexer|grammar|vm|jit|storage|ipc|engine|tools)/' "$d" \
+  done < <(grep -rnE '#include "(ir|lexer|grammar|vm|jit|storage|connectors|ipc|engine|tools)/' "$d" \
              --include='*.cpp' --include='*.hpp' --include='*.h' --include='*.y' --include='*.re' --include='*.def')
 done
 [ $bad = 0 ] && echo "layering: every include goes to the same or an earlier folder"

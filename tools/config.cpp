@@ -40,6 +40,19 @@ void apply(Config& c, const toml::table& t, const std::string& file) {
   intKey("timing", "server_startup_poll_ms", c.serverStartupPollMs, 1, 100);
   intKey("timing", "query_no_data_timeout_ms", c.queryNoDataTimeoutMs, 1, 10000);
   if (auto v = t["paths"]["lock_dir"].value<std::string>()) c.lockDir = *v;
+  if (auto v = t["mqtt"]["user"].value<std::string>()) c.mqttUser = *v;
+  if (auto v = t["mqtt"]["password"].value<std::string>()) c.mqttPassword = *v;
+  if (auto v = t["mqtt"]["ca_file"].value<std::string>()) c.mqttCaFile = *v;
+  intKey("mqtt", "keepalive_s", c.mqttKeepAliveS, 1, 5);
+  if (auto node = t["mqtt"]["buffer_records"]; node) {
+    auto v = node.value_exact<int64_t>();
+    if (v && *v >= 1 && *v <= 100000000) {
+      c.mqttBufferRecords = *v;
+    } else {
+      c.warnings.push_back(file + ": mqtt.buffer_records must be a whole number from 1 to 100000000, got " +
+                           text(node) + "; using 10000");
+    }
+  }
   // An invalid budget warns and keeps the default (the book's rule; not a hard error).
   if (auto node = t["limits"]["history_memory_mib"]; node) {
     auto v = node.value_exact<int64_t>();

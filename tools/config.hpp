@@ -27,7 +27,11 @@ struct Config {
   // sources.timeout_s: the read deadline of DEVICE sources, in seconds (0 = none).
   // Checked by validateSourcesTimeout(), not at load (xqry reads the file too).
   double sourcesTimeoutS = 0;
-  std::string sourcesTimeoutError;    // why the value is not a valid timeout; empty when it is
+  std::string sourcesTimeoutError;  // why the value is not a valid timeout; empty when it is
+  // [mqtt]: credentials and limits of MQTT sources and PUBLISH sinks (never in the query text).
+  std::string mqttUser, mqttPassword, mqttCaFile;
+  int64_t mqttBufferRecords = 10000;  // mqtt.buffer_records: a sink's outage buffer
+  int mqttKeepAliveS = 5;             // mqtt.keepalive_s
   std::vector<std::string> warnings;  // invalid values that fell back to their defaults
 };
 

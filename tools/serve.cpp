@@ -33,6 +33,13 @@ ipc::StreamDetail detailOf(const engine::StreamStatus& s) {
   d.isDevice = s.device;
   d.reads = s.reads;
   d.misses = s.misses;
+  if (s.mqtt)
+    d.counters = {
+        {"received", s.received}, {"malformed", s.malformed}, {"dropped", s.dropped}, {"connected", s.connected}};
+  if (s.publishes)
+    d.counters.insert(
+        d.counters.end(),
+        {{"published", s.published}, {"publish_dropped", s.publishDropped}, {"publish_queued", s.publishQueued}});
   return d;
 }
 
@@ -40,17 +47,7 @@ ipc::StreamDetail detailOf(const engine::StreamStatus& s) {
 // source reads record n in slot n x interval, a computed stream writes it in
 // slot (n + 1 + tail) x interval.
 std::string slotTime(const engine::StreamStatus& s, int64_t n) {
-  const int64_t k = s.declared ? n : n + 1 + s.tail;
-  __int128 p = __int128(k) * s.interval.num, q = s.interval.den;
-  __int128 a = p < 0 ? -p : p, b = q;
-  while (b) {
-    const __int128 r = a % b;
-    a = b;
-    b = r;
-  }
-  if (a > 1) p /= a, q /= a;
-  auto text = [](__int128 v) { return std::to_string(int64_t(v)); };
-  return q == 1 ? text(p) : text(p) + "/" + text(q);
+  return ir::slotTimeText(s.interval, s.declared ? n : n + 1 + s.tail);
 }
 
 ipc::RecordText recordText(const ir::Layout& layout, const uint8_t* data, const uint8_t* nl) {

@@ -296,6 +296,13 @@ engine::Options engineOptions(const RunArgs& a) {
   opt.noClock = a.noClock;
   opt.untilEof = a.untilEof;
   opt.deviceTimeout = gConfig.sourcesTimeoutS;
+  opt.mqtt.user = gConfig.mqttUser;
+  opt.mqtt.password = gConfig.mqttPassword;
+  opt.mqtt.caFile = gConfig.mqttCaFile;
+  opt.mqtt.bufferRecords = gConfig.mqttBufferRecords;
+  opt.mqtt.keepAliveS = gConfig.mqttKeepAliveS;
+  // Broker sessions are named after the instance, so two engines on one broker never share one.
+  opt.mqtt.clientId = "retractor-" + (a.name.empty() ? std::string("default") : a.name);
   opt.threads = a.threads;
   opt.blockSlots = a.blockSlots;
   opt.fuse = !a.noFuse;
@@ -459,6 +466,13 @@ int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a, PlanSwitch
         if (st.rounded) fmt::print("rounded: {} {} values to the nearest RATIONAL\n", st.id, st.rounded);
       for (auto& st : eng.status())
         if (st.device) fmt::print("device: {} {} reads, {} misses\n", st.id, st.reads, st.misses);
+      for (auto& st : eng.status()) {
+        if (st.mqtt)
+          fmt::print("mqtt: {} {} received, {} malformed, {} dropped\n", st.id, st.received, st.malformed, st.dropped);
+        if (st.publishes)
+          fmt::print("publish: {} {} acknowledged, {} dropped, {} still queued\n", st.id, st.published,
+                     st.publishDropped, st.publishQueued);
+      }
     }
     if (eng.backgroundAbandoned() && !sw.toIdle) {  // an ad hoc JIT compile still runs: do not wait for it
       fflush(stdout);

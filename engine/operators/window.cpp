@@ -185,6 +185,7 @@ void fuseWindows(const std::vector<Stream*>& computed, const Streams& streams) {
     if (!reducer || r->srcs.size() != 1 || r->fusedWindow) continue;
     Stream& w = *streams[size_t(r->srcs[0])];
     if (w.declared || w.fusedInto || !w.q->isVolatile || w.rules || !w.identity || w.adhoc || r->adhoc) continue;
+    if (!w.q->publish.empty()) continue;  // a published window is made record by record
     if (w.q->program.size() < 2 || w.q->program.back().op != ir::Op::STREAM_AGSE) continue;
     if (w.q->interval != r->q->interval || w.q->origin != r->q->origin || w.q->tail != r->q->tail) continue;
     int readers = 0;

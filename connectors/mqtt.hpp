@@ -1,0 +1,84 @@
+// MQTT connectors: a declared stream that reads a topic (DECLARE ... MQTT
+// 'mqtt://host:port/topic') and a stream whose records are also published
+// to a topic (SELECT ... PUBLISH 'mqtt://...'), on the Eclipse Paho MQTT C
+// client (asynchronous: its own threads talk to the broker; the slot thread
+// never blocks on the network).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/endpoint.hpp"
+#include "ir/ir.hpp"
+#include "ir/layout.hpp"
+#include "storage/source.hpp"
+
+namespace connectors {
+
+// The [mqtt] table of the TOML configuration.
+struct MqttSettings {
+  std::string user, password;     // never in the query text
+  std::string caFile;             // mqtts://: the CA certificates to trust (empty: the system's)
+  int64_t bufferRecords = 10000;  // PUBLISH: records kept while the broker is away; then the oldest go
+  std::string clientId;           // sessions are named <clientId>-<stream>-{src,pub}
+  int keepAliveS = 5;
+};
+
+// Record payloads. A JSON object with the declared field names (a missing or
+// null field is NULL; an array field takes a JSON array), or the values as
+// text separated by blanks or commas, in declaration order. `index` gets the
+// object's "n" (a record this engine published), else -1. False (and `why`)
+// for a payload that is neither.
+bool decodePayload(const std::string& payload, const std::vector<ir::Field>& schema, const ir::Layout& layout,
+                   uint8_t* rec, uint8_t* nulls, int64_t& index, std::string& why);
+
+// {"stream": ..., "n": ..., "t": seconds, "t_exact": "p/q", field: value, ...}:
+// NULL as null, RATIONAL as a number plus "<field>_exact": "p/q".
+std::string encodeRecord(const std::string& stream, int64_t n, const std::string& tExact,
+                         const std::vector<ir::Field>& schema, const ir::Layout& layout, const uint8_t* rec,
+                         const uint8_t* nulls);
+
+// A declared stream on a topic. Each slot takes the newest record that came
+// since the previous slot; records this engine published (with "n") are
+// taken in index order instead, each once (duplicates after a broker
+// failover are dropped). No record by the deadline: all NULL, a miss.
+std::unique_ptr<storage::Source> openMqttSource(const ir::Query& q, const ir::Layout& layout, const MqttSettings& s);
+
+// What a PUBLISH sink has done.
+struct SinkCounters {
+  uint64_t published = 0;  // acknowledged by the broker (QoS 1)
+  uint64_t dropped = 0;    // the oldest records let go while the broker was away
+  uint64_t queued = 0;     // waiting to be sent now
+};
+
+class MqttSink {
+ public:
+  MqttSink(const ir::Query& q, const ir::Layout& layout, const MqttSettings& s);
+  ~MqttSink();
+  MqttSink(const MqttSink&) = delete;
+  MqttSink& operator=(const MqttSink&) = delete;
+  // Record n of the stream, written in slot time `tExact` ("p/q" seconds).
+  void publish(int64_t n, const std::string& tExact, const uint8_t* rec, const uint8_t* nulls);
+  SinkCounters counters() const;
+  // Waits up to `ms` for the records still queued or unacknowledged (at the end of a run).
+  void drain(int ms);
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Counters of an MQTT source beyond reads and misses (xqry -t).
+struct SourceCounters {
+  uint64_t received = 0;   // messages that arrived
+  uint64_t malformed = 0;  // payloads that were not a record
+  uint64_t dropped = 0;    // records never taken: a newer one came first, a duplicate, or too late
+  bool connected = false;
+};
+// The counters of a source opened by openMqttSource (nothing for another source).
+bool mqttSourceCounters(const storage::Source& s, SourceCounters& out);
+
+}  // namespace connectors

@@ -1,0 +1,160 @@
+// A declared stream on an MQTT topic. Messages are decoded as they arrive
+// (on the client library's thread); each slot takes one record.
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+
+#include "connectors/mqtt.hpp"
+#include "connectors/mqtt_client.hpp"
+
+namespace connectors {
+
+namespace {
+
+// Records published with their logical index wait here, at most this many.
+constexpr size_t kMaxIndexed = 100000;
+// Malformed payloads logged one by one, then every this many.
+constexpr uint64_t kLogEvery = 1000;
+
+class MqttSource : public storage::Source {
+ public:
+  MqttSource(const ir::Query& q, const ir::Layout& l, const MqttSettings& s)
+      : Source(q.filename, l, false), stream_(q.id), schema_(q.schema) {
+    ir::MqttEndpoint ep;
+    if (std::string why = ir::parseMqttEndpoint(q.filename, ep); !why.empty()) throw storage::SourceError(why);
+    topic_ = ep.topic;
+    efd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    latest_.resize(size_t(l.recordSize));
+    latestNulls_.resize(l.elems.size());
+    scratch_.resize(size_t(l.recordSize));
+    scratchNulls_.resize(l.elems.size());
+    client_ = std::make_unique<Client>(ep, s, s.clientId + "-" + q.id + "-src",
+                                       [this](const char* d, size_t n) { arrived(d, n); });
+  }
+  ~MqttSource() override {
+    client_.reset();  // no callback after this
+    if (efd_ >= 0) ::close(efd_);
+  }
+
+  void next(uint8_t* rec, uint8_t* nulls) override {
+    client_->tick();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (indexed_) {
+      if (expected_ < 0 && !pending_.empty()) expected_ = pending_.begin()->first;
+      auto it = expected_ >= 0 ? pending_.find(expected_) : pending_.end();
+      if (expected_ >= 0) ++expected_;  // that index is this slot's, taken or missed
+      if (it != pending_.end()) {
+        memcpy(rec, it->second.data(), size_t(layout_.recordSize));
+        memcpy(nulls, it->second.data() + layout_.recordSize, layout_.elems.size());
+        pending_.erase(pending_.begin(), std::next(it));
+        ++reads_;
+        return;
+      }
+      // Older indices still waiting are too late now.
+      while (!pending_.empty() && pending_.begin()->first < expected_) {
+        pending_.erase(pending_.begin());
+        ++dropped_;
+      }
+    } else if (fresh_) {
+      memcpy(rec, latest_.data(), latest_.size());
+      memcpy(nulls, latestNulls_.data(), latestNulls_.size());
+      fresh_ = false;
+      ++reads_;
+      return;
+    }
+    allNull(rec, nulls);
+    ++misses_;
+  }
+
+  int waitFd() const override { return efd_; }
+  bool fill() override {
+    uint64_t v;
+    while (::read(efd_, &v, sizeof v) > 0) {
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (indexed_) return expected_ < 0 ? !pending_.empty() : pending_.count(expected_) > 0;
+    return fresh_;
+  }
+  uint64_t reads() const override { return reads_; }
+  uint64_t misses() const override { return misses_; }
+
+  SourceCounters counters() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    SourceCounters c;
+    c.received = received_;
+    c.malformed = malformed_;
+    c.dropped = dropped_;
+    c.connected = client_->connected();
+    return c;
+  }
+
+ private:
+  void arrived(const char* d, size_t n) {
+    std::string payload(d, n);
+    int64_t index = -1;
+    std::string why;
+    const bool ok = decodePayload(payload, schema_, layout_, scratch_.data(), scratchNulls_.data(), index, why);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ++received_;
+      if (!ok) {
+        if (++malformed_ <= 10 || malformed_ % kLogEvery == 0) {
+          if (payload.size() > 80) payload = payload.substr(0, 80) + "...";
+          fprintf(stderr, "warning: MQTT source %s (topic %s): malformed payload #%llu: %s: %s\n", stream_.c_str(),
+                  topic_.c_str(), (unsigned long long)malformed_, why.c_str(), payload.c_str());
+        }
+        return;
+      }
+      if (index >= 0) {
+        indexed_ = true;
+        if ((expected_ >= 0 && index < expected_) || pending_.count(index)) {
+          ++dropped_;  // a duplicate (redelivered after a failover) or too late for its slot
+          return;
+        }
+        std::vector<uint8_t> r(scratch_.begin(), scratch_.end());
+        r.insert(r.end(), scratchNulls_.begin(), scratchNulls_.end());
+        pending_.emplace(index, std::move(r));
+        if (pending_.size() > kMaxIndexed) {
+          pending_.erase(pending_.begin());
+          ++dropped_;
+        }
+      } else {
+        if (fresh_) ++dropped_;  // never taken: a newer one came first
+        latest_.swap(scratch_);
+        latestNulls_.swap(scratchNulls_);
+        fresh_ = true;
+      }
+    }
+    const uint64_t one = 1;
+    (void)!::write(efd_, &one, sizeof one);
+  }
+
+  std::string stream_, topic_;
+  std::vector<ir::Field> schema_;
+  int efd_ = -1;
+  mutable std::mutex mu_;
+  std::vector<uint8_t> latest_, latestNulls_, scratch_, scratchNulls_;
+  bool fresh_ = false;
+  bool indexed_ = false;
+  int64_t expected_ = -1;
+  std::map<int64_t, std::vector<uint8_t>> pending_;  // record bytes, then its NULL flags
+  uint64_t reads_ = 0, misses_ = 0, received_ = 0, malformed_ = 0, dropped_ = 0;
+  std::unique_ptr<Client> client_;  // last: destroyed first
+};
+
+}  // namespace
+
+std::unique_ptr<storage::Source> openMqttSource(const ir::Query& q, const ir::Layout& layout, const MqttSettings& s) {
+  return std::make_unique<MqttSource>(q, layout, s);
+}
+
+bool mqttSourceCounters(const storage::Source& s, SourceCounters& out) {
+  const auto* m = dynamic_cast<const MqttSource*>(&s);
+  if (!m) return false;
+  out = m->counters();
+  return true;
+}
+
+}  // namespace connectors

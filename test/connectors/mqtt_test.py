@@ -1,0 +1,367 @@
+#!/usr/bin/env python3
+"""MQTT sources and PUBLISH sinks against a real mosquitto broker on loopback.
+
+Each case starts its own broker on a free port and its own engine in a
+temporary directory, publishes with mosquitto_pub, subscribes with
+mosquitto_sub, and checks the stored artifacts (xtrdb) and the counters the
+engine reports (xqry -t). Usage: mqtt_test.py BUILD_DIR
+"""
+import json
+from math import gcd
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+XRETRACTOR = os.path.join(BUILD, "tools", "xretractor")
+XQRY = os.path.join(BUILD, "tools", "xqry")
+XTRDB = os.path.join(BUILD, "tools", "xtrdb")
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("PASS", name)
+    else:
+        failed += 1
+        print("FAIL", name, detail)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(pred, timeout, step=0.05):
+    end = time.time() + timeout
+    while time.time() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+class Broker:
+    def __init__(self, work, port=None):
+        self.port = port or free_port()
+        self.work = work
+        self.proc = None
+        self.start()
+
+    def start(self):
+        log = open(os.path.join(self.work, "broker.log"), "a")
+        # mosquitto keeps at most 1000 QoS 1 messages queued per client by default and drops
+        # the rest silently; a burst test needs room for all of them.
+        conf = os.path.join(self.work, "mosquitto.conf")
+        with open(conf, "w") as f:
+            f.write("listener %d 127.0.0.1\nallow_anonymous true\nmax_queued_messages 100000\n" % self.port)
+        self.proc = subprocess.Popen(["mosquitto", "-c", conf], stdout=log, stderr=log)
+
+        def up():
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return True
+            except OSError:
+                return False
+
+        if not wait_for(up, 10):
+            raise RuntimeError("mosquitto did not start on port %d" % self.port)
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def url(self, topic):
+        return "mqtt://127.0.0.1:%d/%s" % (self.port, topic)
+
+    def pub(self, topic, *messages, lines=None):
+        base = ["mosquitto_pub", "-p", str(self.port), "-t", topic, "-q", "1"]
+        if lines is not None:
+            subprocess.run(base + ["-l"], input="\n".join(lines) + "\n", text=True, check=True, timeout=60)
+        for m in messages:
+            subprocess.run(base + ["-m", m], check=True, timeout=10)
+
+
+class Engine:
+    def __init__(self, work, query, config=None, args=()):
+        self.work = work
+        self.env = dict(os.environ, TMPDIR=work)
+        with open(os.path.join(work, "q.rql"), "w") as f:
+            f.write(query)
+        cmd = [XRETRACTOR, "q.rql", "-k", "-v"] + list(args)
+        if config:
+            with open(os.path.join(work, "engine.toml"), "w") as f:
+                f.write(config)
+            cmd += ["-g", "engine.toml"]
+        self.err = open(os.path.join(work, "engine.err"), "w")
+        self.out = open(os.path.join(work, "engine.out"), "w")
+        self.proc = subprocess.Popen(cmd, cwd=work, env=self.env, stdout=self.out, stderr=self.err)
+        lock = os.path.join(work, "xretractor_service.lock")
+        if not wait_for(lambda: os.path.exists(lock) and open(lock).read().startswith("PID:"), 15):
+            raise RuntimeError("engine did not start: " + open(os.path.join(work, "engine.err")).read())
+
+    def detail(self, stream):
+        r = subprocess.run([XQRY, "-t", stream], env=self.env, capture_output=True, text=True, timeout=10)
+        out = {}
+        for line in r.stdout.splitlines():
+            m = re.match(r"\s+(\w+): (.*)$", line)
+            if m:
+                out.setdefault(m.group(1), m.group(2).strip().strip("'\""))
+        return out
+
+    def connected(self, stream, timeout=15):
+        return wait_for(lambda: self.counter(stream, "connected") == 1, timeout)
+
+    def counter(self, stream, key):
+        v = self.detail(stream).get(key)
+        return int(v) if v is not None and v.isdigit() else -1
+
+    def records(self, stream):
+        """The stored records of a computed stream: lists of values (None for NULL)."""
+        n = self.count(stream)
+        if n <= 0:
+            return []
+        r = subprocess.run([XTRDB, "-n"], cwd=self.work, input="open %s\nlist %d\nquit\n" % (stream, n),
+                           capture_output=True, text=True, timeout=30)
+        recs = []
+        for line in r.stdout.splitlines():
+            m = re.match(r"\{ (.*) \}$", line.strip())
+            if m:
+                recs.append([None if v.split(":", 1)[1] == "null" else v.split(":", 1)[1] for v in m.group(1).split(" ")])
+        return recs
+
+    def count(self, stream):
+        v = self.detail(stream).get("count")
+        if v is None:
+            r = subprocess.run([XQRY, "-y"], env=self.env, capture_output=True, text=True, timeout=10)
+            m = re.search(r"name: %s\n(?:\s+\w+: .*\n)*?\s+count: (\d+)" % re.escape(stream), r.stdout)
+            return int(m.group(1)) if m else 0
+        return int(v)
+
+    def stderr(self):
+        self.err.flush()
+        return open(os.path.join(self.work, "engine.err")).read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            subprocess.run([XQRY, "-k"], env=self.env, capture_output=True, timeout=10)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+class Sub:
+    """mosquitto_sub on a topic, its messages as parsed JSON."""
+
+    def __init__(self, broker, topic):
+        self.path = os.path.join(broker.work, "sub-%s.out" % topic.replace("/", "_"))
+        self.f = open(self.path, "w")
+        self.proc = subprocess.Popen(["mosquitto_sub", "-p", str(broker.port), "-t", topic, "-q", "1"],
+                                     stdout=self.f, stderr=subprocess.DEVNULL)
+        time.sleep(0.3)
+
+    def messages(self):
+        self.f.flush()
+        out = []
+        for line in open(self.path):
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+        return out
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def case(fn):
+    work = tempfile.mkdtemp(prefix="rdb-mqtt.")
+    broker = None
+    procs = []
+    try:
+        print("--", fn.__name__)
+        broker = Broker(work)
+        fn(work, broker, procs)
+    except Exception as e:  # a case that breaks is a failure, and the others still run
+        check(fn.__name__ + " ran to its end", False, repr(e))
+    finally:
+        for p in procs:
+            try:
+                p.stop()
+            except Exception:
+                pass
+        if broker:
+            broker.stop()
+        if failed and os.environ.get("KEEP"):
+            print("kept", work)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def indexed_delivery(work, broker, procs):
+    """Records with their index ("n") are each taken once, in order, however they arrive."""
+    q = ("DECLARE v INTEGER, x FLOAT STREAM e, 1/20 MQTT '%s' TIMEOUT 3\n"
+         "SELECT e[0], e[1] STREAM r FROM e PUBLISH '%s'\n"
+         "SELECT AVG(e[0] : 3) STREAM a FROM e PUBLISH '%s'\n") % (broker.url("edge/e"), broker.url("out/r"),
+                                                                   broker.url("out/a"))
+    sub = Sub(broker, "out/r")
+    suba = Sub(broker, "out/a")
+    procs += [sub, suba]
+    eng = Engine(work, q)
+    procs.append(eng)
+    check("the source subscribed", eng.connected("e"))
+    msgs = [json.dumps({"stream": "e", "n": k, "v": k, "x": k / 2}) for k in range(200)]
+    # Irregular: a burst, duplicates (as after a failover), pauses longer than a slot.
+    broker.pub("edge/e", lines=msgs[:50] + msgs[40:50])
+    time.sleep(0.4)
+    broker.pub("edge/e", lines=msgs[50:120])
+    time.sleep(0.3)
+    broker.pub("edge/e", lines=msgs[120:200] + msgs[150:160])
+    ok = wait_for(lambda: eng.counter("e", "reads") >= 200, 30)
+    check("all 200 records taken (reads %s)" % eng.counter("e", "reads"), ok)
+    time.sleep(0.3)
+    recs = [r for r in eng.records("r") if r[0] is not None]
+    values = [int(r[0]) for r in recs]
+    check("the stored records are 0..199 once each, in order", values == list(range(200)),
+          str(values[:10]) + "..." + str(values[-5:]))
+    check("FLOAT fields arrive exactly", all(float(r[1]) == int(r[0]) / 2 for r in recs))
+    check("the 20 duplicates were dropped (dropped %d)" % eng.counter("e", "dropped"), eng.counter("e", "dropped") == 20)
+    # The sink: every record of r as JSON, in order, with its index and slot time.
+    got = wait_for(lambda: [m for m in sub.messages() if m.get("r_0") is not None] if len(
+        [m for m in sub.messages() if m.get("r_0") is not None]) >= 200 else None, 10) or []
+    check("the sink published the 200 records (%d)" % len(got), len(got) == 200)
+    allm = sub.messages()
+    ns = [m["n"] for m in allm]
+    check("published indices are consecutive from 0", ns == list(range(len(ns))), str(ns[:5]))
+    check("each message has stream, n, t, t_exact and the fields",
+          all(list(m.keys()) == ["stream", "n", "t", "t_exact", "r_0", "r_1"] for m in allm),
+          str(allm[:1]))
+    def same(m):
+        p, q = (m["a_0_exact"].split("/") + ["1"])[:2]
+        return abs(m["a_0"] - int(p) / int(q)) < 1e-9 and gcd(int(p), int(q)) == 1 and int(q) > 0
+    am = suba.messages()
+    check("a RATIONAL field is a number and exactly p/q (reduced)",
+          all(same(m) for m in am if m["a_0"] is not None) and any(m["a_0"] is not None for m in am), str(am[5:6]))
+    def exact(m):
+        n, d = (m["t_exact"].split("/") + ["1"])[:2]
+        return int(n) * 20 == (m["n"] + 1) * int(d)
+    check("slot times: record n at (n+1)/20 s", all(exact(m) and abs(m["t"] - (m["n"] + 1) / 20) < 1e-9 for m in allm))
+    check("NULL records are published as null", all(m["r_1"] is None for m in allm if m["r_0"] is None))
+    rc = eng.stop()
+    check("the engine stops cleanly (exit %s)" % rc, rc == 0)
+    check("the sink lost nothing: acknowledged == records",
+          re.search(r"publish: r (\d+) acknowledged, 0 dropped, 0 still queued", open(os.path.join(work, "engine.out")).read()) is not None)
+
+
+def payload_forms(work, broker, procs):
+    """JSON objects and text records; malformed payloads are counted and logged, never fatal."""
+    q = ("DECLARE t FLOAT, h INTEGER, s DOUBLE STREAM room, 1/5 MQTT '%s'\n"
+         "SELECT room[0], room[1], room[2] STREAM r FROM room\n") % broker.url("sensors/room")
+    eng = Engine(work, q)
+    procs.append(eng)
+    check("the source subscribed", eng.connected("room"))
+    good = ['{"t": 21.5, "h": 40, "s": 0.25}', '{"t": 22.25, "h": null}', "23.5 41 -2e3", "24.5,42,0.5",
+            '{"h": 43, "s": 3}']
+    bad = ["{not json", '{"t": "warm", "h": 1}', "1 2 3 4", '{"h": 1.5}', "25.5 abc 1"]
+    for g, b in zip(good, bad):
+        broker.pub("sensors/room", g)
+        time.sleep(0.45)  # two slots: the record is taken before the next one comes
+        broker.pub("sensors/room", b)
+        time.sleep(0.45)
+    check("received counts every message", wait_for(lambda: eng.counter("room", "received") == 10, 5),
+          str(eng.detail("room")))
+    check("malformed counts the 5 bad payloads", eng.counter("room", "malformed") == 5)
+    got = [r for r in eng.records("r") if any(v is not None for v in r)]
+    want = [["21.5", "40", "0.25"], ["22.25", None, None], ["23.5", "41", "-2000"], ["24.5", "42", "0.5"],
+            [None, "43", "3"]]
+    check("the good payloads are stored once each, in order", got == want, str(got))
+    err = eng.stderr()
+    check("each malformed payload is logged with its topic",
+          len(re.findall(r"MQTT source room \(topic sensors/room\): malformed payload", err)) == 5, err[-400:])
+    check("the engine is still running", eng.proc.poll() is None)
+
+
+def burst(work, broker, procs):
+    """10,000 messages in one slot: all received, the newest taken, the rest counted as dropped."""
+    q = ("DECLARE v INTEGER STREAM b, 1 MQTT '%s'\n"
+         "SELECT b[0] STREAM r FROM b\n") % broker.url("burst")
+    eng = Engine(work, q)
+    procs.append(eng)
+    check("the source subscribed", eng.connected("b"))
+    t0 = time.time()
+    broker.pub("burst", lines=[str(k) for k in range(10000)])
+    ok = wait_for(lambda: eng.counter("b", "received") == 10000, 30)
+    secs = time.time() - t0
+    check("all 10000 received (%.2f s, %.0f messages/s)" % (secs, 10000 / secs), ok)
+    wait_for(lambda: any(r[0] == "9999" for r in eng.records("r")), 5)
+    vals = [r[0] for r in eng.records("r") if r[0] is not None]
+    check("the slot after the burst took the newest (9999)", vals and vals[-1] == "9999", str(vals))
+    d = eng.detail("b")
+    check("reads + dropped == received", int(d["reads"]) + int(d["dropped"]) == 10000, str(d))
+    n0 = eng.count("r")
+    time.sleep(2.2)
+    check("the slot clock went on (%d -> %d records)" % (n0, eng.count("r")), eng.count("r") >= n0 + 2)
+
+
+def broker_restart(work, broker, procs):
+    """The broker goes away mid-run: no stall, misses counted, reconnection, the sink's bounded buffer."""
+    q = ("DECLARE v INTEGER STREAM c, 1/10 MQTT '%s'\n"
+         "SELECT c[0] STREAM r FROM c PUBLISH '%s'\n") % (broker.url("in/c"), broker.url("out/r"))
+    eng = Engine(work, q, config="[mqtt]\nbuffer_records = 5\n")
+    procs.append(eng)
+    check("the source subscribed", eng.connected("c"))
+    broker.pub("in/c", "1")
+    check("a record before the outage", wait_for(lambda: any(r[0] == "1" for r in eng.records("r")), 5))
+    misses0 = eng.counter("c", "misses")
+    n0 = eng.count("r")
+    broker.stop()
+    time.sleep(2.0)
+    n1 = eng.count("r")
+    check("the slot clock does not stall without a broker (%d -> %d records in 2 s)" % (n0, n1), n1 >= n0 + 15)
+    check("slots without a message are misses", eng.counter("c", "misses") >= misses0 + 15)
+    check("the loss is logged", wait_for(lambda: "connection lost" in eng.stderr(), 5), eng.stderr()[-300:])
+    broker.start()
+    sub = Sub(broker, "out/r")
+    procs.append(sub)
+    check("the source connects again", wait_for(lambda: eng.stderr().count("connected again") >= 2, 20),
+          eng.stderr()[-300:])
+    time.sleep(0.5)
+    broker.pub("in/c", "2")
+    check("a record after the outage", wait_for(lambda: any(r[0] == "2" for r in eng.records("r")), 10))
+    check("the sink dropped the oldest records beyond its buffer of 5 (%d)" % eng.counter("r", "publish_dropped"),
+          eng.counter("r", "publish_dropped") >= 10)
+    time.sleep(0.5)
+    ns = [m["n"] for m in sub.messages()]
+    check("after the outage the sink publishes in order, without gaps (%d messages)" % len(ns),
+          len(ns) > 5 and ns == list(range(ns[0], ns[0] + len(ns))), str(ns[:12]))
+
+
+def main():
+    for tool in ("mosquitto", "mosquitto_pub", "mosquitto_sub"):
+        if not shutil.which(tool):
+            print("FAIL %s is not installed (tools/setup.sh installs it)" % tool)
+            print("0 passed, 1 failed")
+            return 1
+    for c in (indexed_delivery, payload_forms, burst, broker_restart):
+        case(c)
+    print("%d passed, %d failed" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
