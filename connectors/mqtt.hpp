@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,16 @@
 
 namespace connectors {
 
+// Records published with their index ("n") by other engines are placed by
+// that index: record n goes to this engine's record n + offset. The offset is
+// one per engine and interval, set by the first such record any source of
+// that interval receives, so records of edges that started together pair up
+// by index (e1 + e2 joins record n of both).
+struct IndexAlignment {
+  std::mutex mu;
+  std::map<std::string, int64_t> offset;  // by interval ("p/q")
+};
+
 // The [mqtt] table of the TOML configuration.
 struct MqttSettings {
   std::string user, password;     // never in the query text
@@ -24,6 +36,8 @@ struct MqttSettings {
   int64_t bufferRecords = 10000;  // PUBLISH: records kept while the broker is away; then the oldest go
   std::string clientId;           // sessions are named <clientId>-<stream>-{src,pub}
   int keepAliveS = 5;
+  int drainMs = 5000;  // at the end of a run, how long a sink may take to hand over what it still holds
+  std::shared_ptr<IndexAlignment> alignment;  // the engine's (made by the first source when unset)
 };
 
 // Record payloads. A JSON object with the declared field names (a missing or

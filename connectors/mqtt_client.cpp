@@ -47,7 +47,7 @@ void Client::connect() {
   o.cleansession = 0;
   o.automaticReconnect = 1;
   o.minRetryInterval = 1;
-  o.maxRetryInterval = 8;
+  o.maxRetryInterval = 2;  // a broker node that failed over comes back within seconds
   o.connectTimeout = 5;
   o.maxInflight = 1000;
   o.serverURIs = uriPtrs_.data();

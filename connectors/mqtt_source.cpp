@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <map>
 
@@ -21,7 +22,11 @@ constexpr uint64_t kLogEvery = 1000;
 class MqttSource : public storage::Source {
  public:
   MqttSource(const ir::Query& q, const ir::Layout& l, const MqttSettings& s)
-      : Source(q.filename, l, false), stream_(q.id), schema_(q.schema) {
+      : Source(q.filename, l, false),
+        stream_(q.id),
+        schema_(q.schema),
+        interval_(q.interval.str()),
+        alignment_(s.alignment ? s.alignment : std::make_shared<IndexAlignment>()) {
     ir::MqttEndpoint ep;
     if (std::string why = ir::parseMqttEndpoint(q.filename, ep); !why.empty()) throw storage::SourceError(why);
     topic_ = ep.topic;
@@ -41,8 +46,9 @@ class MqttSource : public storage::Source {
   void next(uint8_t* rec, uint8_t* nulls) override {
     client_->tick();
     std::lock_guard<std::mutex> lock(mu_);
+    const int64_t slot = int64_t(reads_ + misses_);  // this read's record index
     if (indexed_) {
-      if (expected_ < 0 && !pending_.empty()) expected_ = pending_.begin()->first;
+      align(slot, false);
       auto it = expected_ >= 0 ? pending_.find(expected_) : pending_.end();
       if (expected_ >= 0) ++expected_;  // that index is this slot's, taken or missed
       if (it != pending_.end()) {
@@ -68,13 +74,23 @@ class MqttSource : public storage::Source {
     ++misses_;
   }
 
-  int waitFd() const override { return efd_; }
+  // A topic that never delivered a record does not hold the slots up: the
+  // deadline applies from its first record on, or from the first indexed
+  // record of a source of its interval (its own first one is due then too).
+  int waitFd() const override {
+    if (spoke_.load(std::memory_order_acquire)) return efd_;
+    std::lock_guard<std::mutex> lock(alignment_->mu);
+    return alignment_->offset.count(interval_) ? efd_ : -1;
+  }
   bool fill() override {
     uint64_t v;
     while (::read(efd_, &v, sizeof v) > 0) {
     }
     std::lock_guard<std::mutex> lock(mu_);
-    if (indexed_) return expected_ < 0 ? !pending_.empty() : pending_.count(expected_) > 0;
+    if (indexed_) {
+      align(int64_t(reads_ + misses_), true);
+      return expected_ >= 0 && pending_.count(expected_) > 0;
+    }
     return fresh_;
   }
   uint64_t reads() const override { return reads_; }
@@ -91,6 +107,25 @@ class MqttSource : public storage::Source {
   }
 
  private:
+  // The index this read wants: from the engine's offset for this interval,
+  // which the first indexed record of any of its sources sets: only in
+  // fill(), which the engine calls on every due source before it waits and
+  // reads, so that all of them wait for their record of that slot.
+  void align(int64_t slot, bool mayStart) {
+    if (expected_ >= 0) return;
+    std::lock_guard<std::mutex> lock(alignment_->mu);
+    auto it = alignment_->offset.find(interval_);
+    if (it == alignment_->offset.end()) {
+      if (pending_.empty() || !mayStart) return;
+      it = alignment_->offset.emplace(interval_, slot - pending_.begin()->first).first;
+    }
+    expected_ = slot - it->second;
+    while (!pending_.empty() && pending_.begin()->first < expected_) {  // before this engine's first slot
+      pending_.erase(pending_.begin());
+      ++dropped_;
+    }
+  }
+
   void arrived(const char* d, size_t n) {
     std::string payload(d, n);
     int64_t index = -1;
@@ -127,16 +162,20 @@ class MqttSource : public storage::Source {
         fresh_ = true;
       }
     }
+    spoke_.store(true, std::memory_order_release);
     const uint64_t one = 1;
     (void)!::write(efd_, &one, sizeof one);
   }
 
   std::string stream_, topic_;
   std::vector<ir::Field> schema_;
+  std::string interval_;
+  std::shared_ptr<IndexAlignment> alignment_;
   int efd_ = -1;
   mutable std::mutex mu_;
   std::vector<uint8_t> latest_, latestNulls_, scratch_, scratchNulls_;
   bool fresh_ = false;
+  std::atomic<bool> spoke_{false};
   bool indexed_ = false;
   int64_t expected_ = -1;
   std::map<int64_t, std::vector<uint8_t>> pending_;  // record bytes, then its NULL flags

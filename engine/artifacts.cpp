@@ -81,7 +81,7 @@ std::string Engine::Impl::closeArtifacts(Stream& s, int rotation) {
   }
   s.files.meta.reset();
   if (s.sink) {  // what is still queued gets a moment to reach the broker
-    s.sink->drain(2000);
+    s.sink->drain(opt.mqtt.drainMs);
     s.sinkEnd = s.sink->counters();
     s.sink.reset();
   }

@@ -25,6 +25,8 @@ int64_t lcm64(int64_t a, int64_t b) {
 Engine::Engine(const ir::Plan& plan, Options opt) : impl_(std::make_unique<Impl>()) {
   impl_->plan = plan;
   impl_->opt = opt;
+  // MQTT sources of this engine place indexed records by one shared offset.
+  if (!impl_->opt.mqtt.alignment) impl_->opt.mqtt.alignment = std::make_shared<connectors::IndexAlignment>();
 }
 
 Engine::~Engine() {

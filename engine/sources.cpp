@@ -69,11 +69,17 @@ void Engine::Impl::waitDevices() {
     Clock::time_point deadline;
   };
   std::vector<Waiting> waiting;
+  // Every due live source takes in what has come first (an MQTT source may
+  // learn here that records of its interval are now due by index), then
+  // those still without a record wait for it.
+  std::vector<Stream*> unready;
   for (auto* s : declared) {
-    if (s->readTimeout.count() <= 0 || !block.due[s->tickIndex][0] || s->joinAt > block.t[0]) continue;
-    if (s->source->waitFd() < 0 || s->source->fill()) continue;
-    waiting.push_back({s, slotStart + s->readTimeout});
+    if (!block.due[s->tickIndex][0] || s->joinAt > block.t[0] || s->held) continue;
+    if (!s->source->fill()) unready.push_back(s);
   }
+  if (opt.noClock) return;
+  for (auto* s : unready)
+    if (s->readTimeout.count() > 0 && s->source->waitFd() >= 0) waiting.push_back({s, slotStart + s->readTimeout});
   std::vector<pollfd> fds;
   while (!waiting.empty()) {
     const auto now = Clock::now();
@@ -96,7 +102,7 @@ void Engine::Impl::waitDevices() {
 // next record; what a stream computing in slot j sees is the count before
 // that slot's read. A source that runs out ends the block after that slot.
 bool Engine::Impl::readSources() {
-  if (!opt.noClock && liveSource) waitDevices();
+  if (liveSource) waitDevices();
   int last = block.slots - 1;  // the slot whose read exhausted a source (--until-eof)
   bool exhausted = false;
   std::vector<char> joined;  // a source imported ad hoc reads from its first due slot on

@@ -44,6 +44,7 @@ void apply(Config& c, const toml::table& t, const std::string& file) {
   if (auto v = t["mqtt"]["password"].value<std::string>()) c.mqttPassword = *v;
   if (auto v = t["mqtt"]["ca_file"].value<std::string>()) c.mqttCaFile = *v;
   intKey("mqtt", "keepalive_s", c.mqttKeepAliveS, 1, 5);
+  intKey("mqtt", "drain_s", c.mqttDrainS, 0, 5);
   if (auto node = t["mqtt"]["buffer_records"]; node) {
     auto v = node.value_exact<int64_t>();
     if (v && *v >= 1 && *v <= 100000000) {

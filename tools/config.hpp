@@ -32,6 +32,7 @@ struct Config {
   std::string mqttUser, mqttPassword, mqttCaFile;
   int64_t mqttBufferRecords = 10000;  // mqtt.buffer_records: a sink's outage buffer
   int mqttKeepAliveS = 5;             // mqtt.keepalive_s
+  int mqttDrainS = 5;                 // mqtt.drain_s: a sink's last records at the end of a run
   std::vector<std::string> warnings;  // invalid values that fell back to their defaults
 };
 
