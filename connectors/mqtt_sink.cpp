@@ -14,6 +14,7 @@ struct MqttSink::Impl {
   std::vector<ir::Field> schema;
   ir::Layout layout;
   size_t cap = 10000;
+  bool wait = false;
   std::deque<std::string> queue;  // encoded, not yet handed to the client
   uint64_t dropped = 0;
   std::unique_ptr<Client> client;
@@ -32,6 +33,7 @@ MqttSink::MqttSink(const ir::Query& q, const ir::Layout& layout, const MqttSetti
   impl_->schema = q.schema;
   impl_->layout = layout;
   impl_->cap = size_t(std::max<int64_t>(1, s.bufferRecords));
+  impl_->wait = s.waitWhenFull;
   impl_->client = std::make_unique<Client>(ep, s, s.clientId + "-" + q.id + "-pub");
 }
 
@@ -40,6 +42,13 @@ MqttSink::~MqttSink() = default;
 void MqttSink::publish(int64_t n, const std::string& tExact, const uint8_t* rec, const uint8_t* nulls) {
   Impl& m = *impl_;
   m.queue.push_back(encodeRecord(m.stream, n, tExact, m.schema, m.layout, rec, nulls));
+  // Offline nothing waits for the slot clock: the run keeps pace with the broker instead.
+  // A broker away for 30 s ends the wait: from then on the oldest go, as in a clocked run.
+  const auto giveUp = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (m.wait && m.queue.size() > m.cap && std::chrono::steady_clock::now() < giveUp) {
+    m.pump();
+    if (m.queue.size() > m.cap) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
   if (m.queue.size() > m.cap) {
     m.queue.pop_front();
     ++m.dropped;

@@ -26,6 +26,7 @@ Engine::Engine(const ir::Plan& plan, Options opt) : impl_(std::make_unique<Impl>
   impl_->plan = plan;
   impl_->opt = opt;
   // MQTT sources of this engine place indexed records by one shared offset.
+  impl_->opt.mqtt.waitWhenFull = opt.noClock;
   if (!impl_->opt.mqtt.alignment) impl_->opt.mqtt.alignment = std::make_shared<connectors::IndexAlignment>();
 }
 

@@ -8,7 +8,7 @@ PKGS=(build-essential pkg-config meson ninja-build re2c bison
       llvm-19-dev libtbb-dev libmimalloc-dev catch2 libcli11-dev libfmt-dev
       libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
       graphviz python3 time clang-19 libclang-rt-19-dev clang-format
-      libpaho-mqtt-dev mosquitto mosquitto-clients nats-server curl)
+      libpaho-mqtt-dev mosquitto mosquitto-clients nats-server curl bc)
 
 missing=()
 for p in "${PKGS[@]}"; do
