@@ -36,8 +36,8 @@ struct MqttSettings {
   int64_t bufferRecords = 10000;  // PUBLISH: records kept while the broker is away; then the oldest go
   std::string clientId;           // sessions are named <clientId>-<stream>-{src,pub}
   int keepAliveS = 5;
-  int drainMs = 5000;
-  bool waitWhenFull = false;  // offline runs (--no-clock): a full buffer waits for the broker, nothing is dropped  // at the end of a run, how long a sink may take to hand over what it still holds
+  int drainMs = 5000;         // at the end of a run, how long a sink may take to hand over what it still holds
+  bool waitWhenFull = false;  // offline runs (--no-clock): a full buffer waits for the broker, nothing is dropped
   std::shared_ptr<IndexAlignment> alignment;  // the engine's (made by the first source when unset)
 };
 

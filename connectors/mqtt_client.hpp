@@ -29,6 +29,7 @@ class Client {
   // once its backoff has passed (later losses reconnect on their own).
   void tick();
   bool connected() const { return connected_.load(std::memory_order_acquire); }
+  bool connecting() const { return connecting_.load(std::memory_order_acquire); }  // the first attempt, still open
   // Sends one QoS 1 message. False when it cannot go now (not connected, or
   // too many unacknowledged): keep it and try again later.
   bool send(const std::string& payload);

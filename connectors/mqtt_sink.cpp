@@ -67,6 +67,8 @@ SinkCounters MqttSink::counters() const {
 void MqttSink::drain(int ms) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
   while (std::chrono::steady_clock::now() < until) {
+    // No broker (lost, or the first attempt failed): what is queued stays counted, the run ends now.
+    if (!impl_->client->connected() && !impl_->client->connecting()) return;
     impl_->pump();
     if (impl_->queue.empty() && impl_->client->inflight() <= 0) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

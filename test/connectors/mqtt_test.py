@@ -6,6 +6,7 @@ temporary directory, publishes with mosquitto_pub, subscribes with
 mosquitto_sub, and checks the stored artifacts (xtrdb) and the counters the
 engine reports (xqry -t). Usage: mqtt_test.py BUILD_DIR
 """
+import getpass
 import json
 from math import gcd
 import os
@@ -52,10 +53,11 @@ def wait_for(pred, timeout, step=0.05):
 
 
 class Broker:
-    def __init__(self, work, port=None):
+    def __init__(self, work, port=None, extra=""):
         self.port = port or free_port()
         self.work = work
         self.proc = None
+        self.extra = extra  # more mosquitto.conf lines (TLS, passwords)
         self.start()
 
     def start(self):
@@ -64,7 +66,9 @@ class Broker:
         # the rest silently; a burst test needs room for all of them.
         conf = os.path.join(self.work, "mosquitto.conf")
         with open(conf, "w") as f:
-            f.write("listener %d 127.0.0.1\nallow_anonymous true\nmax_queued_messages 100000\n" % self.port)
+            # Started as root, mosquitto would switch to its own user, who cannot read this private directory.
+            f.write("user %s\nlistener %d 127.0.0.1\nmax_queued_messages 100000\n" % (getpass.getuser(), self.port))
+            f.write(self.extra or "allow_anonymous true\n")
         self.proc = subprocess.Popen(["mosquitto", "-c", conf], stdout=log, stderr=log)
 
         def up():
@@ -86,7 +90,7 @@ class Broker:
         return "mqtt://127.0.0.1:%d/%s" % (self.port, topic)
 
     def pub(self, topic, *messages, lines=None):
-        base = ["mosquitto_pub", "-p", str(self.port), "-t", topic, "-q", "1"]
+        base = ["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.port), "-t", topic, "-q", "1"]
         if lines is not None:
             subprocess.run(base + ["-l"], input="\n".join(lines) + "\n", text=True, check=True, timeout=60)
         for m in messages:
@@ -170,7 +174,7 @@ class Sub:
     def __init__(self, broker, topic):
         self.path = os.path.join(broker.work, "sub-%s.out" % topic.replace("/", "_"))
         self.f = open(self.path, "w")
-        self.proc = subprocess.Popen(["mosquitto_sub", "-p", str(broker.port), "-t", topic, "-q", "1"],
+        self.proc = subprocess.Popen(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(broker.port), "-t", topic, "-q", "1"],
                                      stdout=self.f, stderr=subprocess.DEVNULL)
         time.sleep(0.3)
 
@@ -351,13 +355,52 @@ def broker_restart(work, broker, procs):
           len(ns) > 5 and ns == list(range(ns[0], ns[0] + len(ns))), str(ns[:12]))
 
 
+def tls_and_password(work, broker, procs):
+    """mqtts:// with the CA from [mqtt] ca_file, user and password from [mqtt]; a wrong password never connects."""
+    broker.stop()
+    ssl = lambda *a: subprocess.run(["openssl"] + list(a), cwd=work, check=True, capture_output=True, timeout=60)
+    ssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test-ca", "-keyout", "ca.key",
+        "-out", "ca.pem")
+    ssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout", "srv.key", "-out", "srv.csr")
+    with open(os.path.join(work, "san.ext"), "w") as f:
+        f.write("subjectAltName = IP:127.0.0.1\n")
+    ssl("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+        "-extfile", "san.ext", "-out", "srv.pem")
+    subprocess.run(["mosquitto_passwd", "-c", "-b", os.path.join(work, "passwd"), "engine", "s3cret"], check=True,
+                   capture_output=True, timeout=10)
+    tls = Broker(work, extra="allow_anonymous false\npassword_file %s/passwd\ncafile %s/ca.pem\ncertfile %s/srv.pem\n"
+                 "keyfile %s/srv.key\n" % (work, work, work, work))
+    procs.append(tls)
+    url = "mqtts://127.0.0.1:%d/secure/in" % tls.port
+    q = "DECLARE v INTEGER STREAM c, 1/10 MQTT '%s'\nSELECT c[0] STREAM r FROM c\n" % url
+    good = "[mqtt]\nuser = \"engine\"\npassword = \"s3cret\"\nca_file = \"%s/ca.pem\"\n" % work
+    os.makedirs(os.path.join(work, "ok"))
+    eng = Engine(os.path.join(work, "ok"), q, config=good)
+    procs.append(eng)
+    check("connects over TLS with the configured CA, user and password", eng.connected("c"), eng.stderr()[-300:])
+    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(tls.port), "--cafile", os.path.join(work, "ca.pem"), "-u", "engine",
+                    "-P", "s3cret", "-t", "secure/in", "-q", "1", "-m", "77"], check=True, timeout=10)
+    check("a record arrives over TLS", wait_for(lambda: any(r[0] == "77" for r in eng.records("r")), 5))
+    os.makedirs(os.path.join(work, "bad"))
+    bad = Engine(os.path.join(work, "bad"), q, config=good.replace("s3cret", "wrong"))
+    procs.append(bad)
+    time.sleep(2)
+    check("a wrong password never connects", bad.counter("c", "connected") == 0)
+    check("and says why, without the password",
+          "no broker answers" in bad.stderr() and "wrong" not in bad.stderr(), bad.stderr()[-300:])
+    check("the engine with the wrong password still runs its slots", bad.count("r") >= 10)
+    check("an address with credentials is refused at compile time",
+          subprocess.run([XRETRACTOR, "-c", "/dev/stdin"], input="DECLARE v INTEGER STREAM c, 1 MQTT "
+                         "'mqtt://u:p@127.0.0.1:1/t'\n", capture_output=True, text=True).returncode != 0)
+
+
 def main():
     for tool in ("mosquitto", "mosquitto_pub", "mosquitto_sub"):
         if not shutil.which(tool):
             print("FAIL %s is not installed (tools/setup.sh installs it)" % tool)
             print("0 passed, 1 failed")
             return 1
-    for c in (indexed_delivery, payload_forms, burst, broker_restart):
+    for c in (indexed_delivery, payload_forms, burst, broker_restart, tls_and_password):
         case(c)
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1
