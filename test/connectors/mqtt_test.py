@@ -193,6 +193,14 @@ class Sub:
         self.proc.wait()
 
 
+def subscribed_engine(work, procs, query, stream, **kw):
+    """An engine on `query`, once its source `stream` has subscribed."""
+    eng = Engine(work, query, **kw)
+    procs.append(eng)
+    check("the source %s subscribed" % stream, eng.connected(stream))
+    return eng
+
+
 def case(fn):
     work = tempfile.mkdtemp(prefix="rdb-mqtt.")
     broker = None
@@ -226,9 +234,7 @@ def indexed_delivery(work, broker, procs):
     sub = Sub(broker, "out/r")
     suba = Sub(broker, "out/a")
     procs += [sub, suba]
-    eng = Engine(work, q)
-    procs.append(eng)
-    check("the source subscribed", eng.connected("e"))
+    eng = subscribed_engine(work, procs, q, "e")
     msgs = [json.dumps({"stream": "e", "n": k, "v": k, "x": k / 2}) for k in range(200)]
     # Irregular: a burst, duplicates (as after a failover), pauses longer than a slot.
     broker.pub("edge/e", lines=msgs[:50] + msgs[40:50])
@@ -276,9 +282,7 @@ def payload_forms(work, broker, procs):
     """JSON objects and text records; malformed payloads are counted and logged, never fatal."""
     q = ("DECLARE t FLOAT, h INTEGER, s DOUBLE STREAM room, 1/5 MQTT '%s'\n"
          "SELECT room[0], room[1], room[2] STREAM r FROM room\n") % broker.url("sensors/room")
-    eng = Engine(work, q)
-    procs.append(eng)
-    check("the source subscribed", eng.connected("room"))
+    eng = subscribed_engine(work, procs, q, "room")
     good = ['{"t": 21.5, "h": 40, "s": 0.25}', '{"t": 22.25, "h": null}', "23.5 41 -2e3", "24.5,42,0.5",
             '{"h": 43, "s": 3}']
     bad = ["{not json", '{"t": "warm", "h": 1}', "1 2 3 4", '{"h": 1.5}', "25.5 abc 1"]
@@ -304,9 +308,7 @@ def burst(work, broker, procs):
     """10,000 messages in one slot: all received, the newest taken, the rest counted as dropped."""
     q = ("DECLARE v INTEGER STREAM b, 1 MQTT '%s'\n"
          "SELECT b[0] STREAM r FROM b\n") % broker.url("burst")
-    eng = Engine(work, q)
-    procs.append(eng)
-    check("the source subscribed", eng.connected("b"))
+    eng = subscribed_engine(work, procs, q, "b")
     t0 = time.time()
     broker.pub("burst", lines=[str(k) for k in range(10000)])
     ok = wait_for(lambda: eng.counter("b", "received") == 10000, 30)
@@ -326,9 +328,7 @@ def broker_restart(work, broker, procs):
     """The broker goes away mid-run: no stall, misses counted, reconnection, the sink's bounded buffer."""
     q = ("DECLARE v INTEGER STREAM c, 1/10 MQTT '%s'\n"
          "SELECT c[0] STREAM r FROM c PUBLISH '%s'\n") % (broker.url("in/c"), broker.url("out/r"))
-    eng = Engine(work, q, config="[mqtt]\nbuffer_records = 5\n")
-    procs.append(eng)
-    check("the source subscribed", eng.connected("c"))
+    eng = subscribed_engine(work, procs, q, "c", config="[mqtt]\nbuffer_records = 5\n")
     broker.pub("in/c", "1")
     check("a record before the outage", wait_for(lambda: any(r[0] == "1" for r in eng.records("r")), 5))
     misses0 = eng.counter("c", "misses")
