@@ -81,8 +81,9 @@ struct Admission {
 struct SlotHooks {
   // Waits for the next slot's deadline (clocked runs); without it the engine sleeps.
   std::function<void(std::chrono::steady_clock::time_point)> waitUntil;
-  // Offline runs: called every few thousand slots so clients are still served.
-  std::function<void()> idle;
+  // Offline runs: called every few thousand slots (with the slots run so far)
+  // so clients are still served and progress can be shown.
+  std::function<void(int64_t)> idle;
   // After each slot (and after the zero step) with the streams that wrote a
   // record; asked only while `listening` says someone wants records.
   std::function<void(const std::vector<const std::string*>&)> afterSlot;

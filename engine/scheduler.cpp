@@ -86,7 +86,7 @@ struct Run {
     if (listening() || m.liveSource) n = 1;
     if (m.opt.noClock) {
       if (hooks.idle && slots >= nextIdle) {
-        hooks.idle();  // an import here joins at the next grid point, the block's first
+        hooks.idle(slots);  // an import here joins at the next grid point, the block's first
         nextIdle = slots + 4096;
       }
       return n;

@@ -106,7 +106,7 @@ ClientWiring::ClientWiring(engine::Engine& eng, ipc::Server& server, std::atomic
     return out;
   };
   slots_.waitUntil = [this](std::chrono::steady_clock::time_point deadline) { waitUntil(deadline); };
-  slots_.idle = [this] { srv_.poll(server_, 0); };
+  slots_.idle = [this](int64_t) { srv_.poll(server_, 0); };
   slots_.listening = [this] { return srv_.anySubscriber(); };
   slots_.afterSlot = [this](const std::vector<const std::string*>& wrote) { publish(wrote); };
 }

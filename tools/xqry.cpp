@@ -26,6 +26,7 @@
 #include "config.hpp"
 #include "ipc/ipc.hpp"
 #include "log.hpp"
+#include "tools/version.hpp"
 #include "xqry.hpp"
 
 namespace {
@@ -593,6 +594,7 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"xqry: query a running xretractor"};
   addOptions(app, o);
+  app.set_version_flag("--version", tools::versionText("xqry"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -29,6 +29,7 @@
 #include "tools/instance.hpp"
 #include "tools/log.hpp"
 #include "tools/serve.hpp"
+#include "tools/version.hpp"
 #include "vm/vm.hpp"
 
 namespace {
@@ -240,35 +241,53 @@ struct RunArgs {
 };
 
 void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
-  static std::string config;  // read by main() before the options are parsed
+  static std::string config;                           // read by main() before the options are parsed
+  static bool compileOnly = false, buildInfo = false;  // handled by main() before this parser runs
   app.add_option("-q,--queryfile,queryfile", a.queryFile, "query file");
-  app.add_option("-n,--name", a.name, "instance name: its own lock and socket (xqry -x NAME reaches it)");
-  app.add_flag("-o,--cleanup", a.cleanup, "remove locks and sockets left by instances that are no longer running");
-  limitOpt = app.add_option("-m,--llimitqry", a.limitText, "process the zero step and N-1 slots (0 = unlimited)");
-  app.add_flag("-k,--noanykey", a.noAnyKey, "never stop on a key press");
-  app.add_flag("-x,--xqrywait", a.wait, "wait for the first client command before running");
-  app.add_flag("-r,--quiet", a.quiet, "no on-screen presenter");
-  app.add_flag("-v,--verbose", a.verbose, "print the plan and progress");
-  app.add_flag("-s,--status", a.status, "report whether an instance is running");
-  app.add_option("-g,--config", config, "configuration file (TOML)");
-  app.add_flag("-f,--no-clock", a.noClock, "do not wait for slot deadlines (offline run)");
-  app.add_flag("-u,--until-eof", a.untilEof, "stop when a source runs out of data");
-  app.add_flag("--interpret", a.interpret, "run field programs on the bytecode VM");
-  app.add_flag("--strict", a.strict, "treat warnings (grouping, deprecated forms) as errors");
-  app.add_flag("--allow-adhoc-system", a.allowAdhocSystem,
-               "accept RULE ... DO SYSTEM from clients (xqry -a); they run shell commands as this user");
-  app.add_option("--threads", a.threads, "worker threads (default: all cores; 1 = serial)");
+  const char* compileGroup = "Compile (xretractor -c -h lists the compile options)";
+  app.add_flag("-c,--onlycompile", compileOnly, "compile and print the plan, run nothing")->group(compileGroup);
+  app.add_flag("-b,--build-info", buildInfo, "print the optimizer switches of this build")->group(compileGroup);
+  app.add_flag("--strict", a.strict, "treat warnings (grouping, deprecated forms) as errors")->group(compileGroup);
+  app.add_option("--disable-pass", a.disabled, kPassNames)->group(compileGroup);
+
+  const char* run = "Run";
+  limitOpt =
+      app.add_option("-m,--llimitqry", a.limitText, "process the zero step and N-1 slots (0 = unlimited)")->group(run);
+  app.add_flag("-f,--no-clock", a.noClock, "do not wait for slot deadlines (offline run)")->group(run);
+  app.add_flag("-u,--until-eof", a.untilEof, "stop when a source runs out of data")->group(run);
+  app.add_flag("--interpret", a.interpret, "run field programs on the bytecode VM")->group(run);
+  app.add_option("-g,--config", config, "configuration file (TOML)")->group(run);
+  app.add_option("--threads", a.threads, "worker threads (default: all cores; 1 = serial)")->group(run);
+  app.add_option("--block", a.blockSlots, "most slots run as one block (default 512; 1 = slot by slot)")
+      ->check(CLI::Range(1, 1 << 16))
+      ->group(run);
+  app.add_flag("--no-fuse", a.noFuse, "materialise every VOLATILE window (no folding into its reducer)")->group(run);
+  app.add_option("--jit-tier", a.jitTier,
+                 "auto (quick code, then optimised code off the slot thread), quick or optimised")
+      ->check(CLI::IsMember({"auto", "quick", "optimised"}))
+      ->group(run);
   app.add_option("--spin-us", a.spinUs,
                  "clocked: spend the last N microseconds before each slot's deadline spinning "
                  "instead of sleeping (lower lateness at the price of a busy core)")
-      ->check(CLI::Range(0, 100000));
-  app.add_option("--block", a.blockSlots, "most slots run as one block (default 512; 1 = slot by slot)")
-      ->check(CLI::Range(1, 1 << 16));
-  app.add_flag("--no-fuse", a.noFuse, "materialise every VOLATILE window (no folding into its reducer)");
-  app.add_option("--jit-tier", a.jitTier,
-                 "auto (quick code, then optimised code off the slot thread), quick or optimised")
-      ->check(CLI::IsMember({"auto", "quick", "optimised"}));
-  app.add_option("--disable-pass", a.disabled, kPassNames);
+      ->check(CLI::Range(0, 100000))
+      ->group(run);
+
+  const char* instance = "Instance";
+  app.add_option("-n,--name", a.name, "instance name: its own lock and socket (xqry -x NAME reaches it)")
+      ->group(instance);
+  app.add_flag("-k,--noanykey", a.noAnyKey, "never stop on a key press")->group(instance);
+  app.add_flag("-x,--xqrywait", a.wait, "wait for the first client command before running")->group(instance);
+  app.add_flag("-s,--status", a.status, "report whether an instance is running")->group(instance);
+  app.add_flag("-o,--cleanup", a.cleanup, "remove locks and sockets left by instances that are no longer running")
+      ->group(instance);
+  app.add_flag("--allow-adhoc-system", a.allowAdhocSystem,
+               "accept RULE ... DO SYSTEM from clients (xqry -a); they run shell commands as this user")
+      ->group(instance);
+
+  const char* output = "Output";
+  app.add_flag("-r,--quiet", a.quiet, "no progress line, no on-screen presenter")->group(output);
+  app.add_flag("-v,--verbose", a.verbose, "print the plan, JIT and source counters, and slot lateness")->group(output);
+  app.set_version_flag("--version", tools::versionText("xretractor"));
 }
 
 // Checks what CLI11 cannot: -m's range and the instance name's letters. 0 when fine.
@@ -435,6 +454,35 @@ std::optional<std::string> existingStorageDir(ir::Plan& plan) {
   return std::nullopt;
 }
 
+// The progress line of an offline run: slots, records stored, their rate, and
+// an ETA when -m says how many slots there are. Four times a second at most.
+struct Progress {
+  using Clock = std::chrono::steady_clock;
+  explicit Progress(int64_t limit) : limit_(limit) {}
+  void show(int64_t slots, const engine::Engine& eng) {
+    const auto now = Clock::now();
+    if (now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    int64_t records = 0;
+    for (auto& st : eng.status())
+      if (!st.declared) records += st.records;
+    const double secs = std::chrono::duration<double>(now - start_).count();
+    std::string line = fmt::format("slots {}", slots);
+    if (limit_ > 0) line += fmt::format(" of {} ({:.0f}%)", limit_, 100.0 * double(slots) / double(limit_));
+    line += fmt::format(", records {}, {:.0f} records/s", records, secs > 0 ? double(records) / secs : 0.0);
+    if (limit_ > 0 && slots > 0) line += fmt::format(", ETA {:.0f} s", secs * double(limit_ - slots) / double(slots));
+    fmt::print(stderr, "\r{}\033[K", line);
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) fmt::print(stderr, "\r\033[K");
+    shown_ = false;
+  }
+  int64_t limit_;
+  Clock::time_point start_ = Clock::now(), last_{};
+  bool shown_ = false;
+};
+
 // Runs the plan with its clients served between slots; the exit code.
 // xqry --reset replaces the plan in place, or (an empty plan) makes the
 // instance idle: sw.toIdle, the server stays up.
@@ -456,7 +504,16 @@ int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a, PlanSwitch
     };
     // -x: hold the processing loop until a client's first command arrives.
     while (a.wait && !inst.server->anyCommandSeen() && !gStop.load()) inst.server->poll(wiring.serverHooks(), 100);
-    int64_t slots = eng.run(gStop, wiring.slotHooks());
+    engine::SlotHooks hooks = wiring.slotHooks();
+    Progress progress(a.limit);
+    if (a.noClock && !a.quiet && isatty(2)) {  // offline on a terminal: one line that updates
+      hooks.idle = [&, serve = hooks.idle](int64_t slots) {
+        serve(slots);
+        progress.show(slots, eng);
+      };
+    }
+    int64_t slots = eng.run(gStop, hooks);
+    progress.clear();
     if (sw.toIdle) inst.server->endSubscriptions();
     else inst.server->shutdown();
     eng.finish();
@@ -514,7 +571,13 @@ int serve(Instance& inst, std::optional<ir::Plan> plan, const RunArgs& a) {
 }
 
 int runMode(int argc, char** argv) {
-  CLI::App app{"xretractor: run an RQL query set"};
+  CLI::App app{"xretractor: run an RQL query set (the plan's streams, slot by slot, stored as they are produced)"};
+  app.footer(
+      "Examples:\n"
+      "  xretractor -c query.rql              print the compiled plan\n"
+      "  xretractor query.rql -m 100          run the zero step and 99 slots, clocked\n"
+      "  xretractor query.rql -f -u           offline, as fast as it goes, until a source ends\n"
+      "  xretractor query.rql -k --name edge1 a named instance (xqry -x edge1 -d lists its streams)");
   RunArgs a;
   CLI::Option* limitOpt = nullptr;
   addRunOptions(app, a, limitOpt);
@@ -587,17 +650,5 @@ int main(int argc, char** argv) {
   }
   for (auto& w : gConfig.warnings) fmt::print(stderr, "warning: configuration {}\n", w);
   if (compile) return compileMode(argc, argv);
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      fmt::print(
-          "Usage: {} [-c] queryfile [options]\n"
-          "  -c, --onlycompile   compile and print the plan (see {} -c -h for its options)\n"
-          "  -b, --build-info    print the optimizer switches of this build\n"
-          "  -h, --help          this text\n",
-          baseName(argv[0]), baseName(argv[0]));
-      return 0;
-    }
-  }
   return runMode(argc, argv);
 }

@@ -18,6 +18,7 @@
 #include "common.hpp"
 #include "session.hpp"
 #include "tools/log.hpp"
+#include "tools/version.hpp"
 
 namespace xtrdb {
 
@@ -103,6 +104,7 @@ int main(int argc, char** argv) {
   app.add_flag("-h,--help", help, "produce help message");
   app.add_option("-s,--storagemap", mapBase, "show storage structure for specified file");
   app.add_flag("-n,--noprompt", n, "suppress prompt and ok output");
+  app.set_version_flag("--version", tools::versionText("xtrdb"));
   try {
     app.parse(int(args.size()), args.data());
   } catch (const CLI::ParseError& e) {
