@@ -1,6 +1,7 @@
 // Each stream's stored files: opened (or created) at set-up, flushed and
 // closed at shutdown; the file names and formats are storage's.
 #include <algorithm>
+#include <cstring>
 
 #include "engine/engine_impl.hpp"
 #include "storage/artifacts.hpp"
@@ -30,6 +31,17 @@ void Engine::Impl::openArtifacts(Stream& s) {
     throw EngineError(e.what());
   } catch (const storage::SourceError& e) {
     throw EngineError("stream " + q.id + ": " + e.what());
+  }
+}
+
+void Engine::Impl::countNullRecords() {
+  for (auto* s : computed) {
+    if (!s->wrote || s->fusedInto) continue;
+    const int64_t newest = s->hist.newest();
+    for (int64_t n = newest - s->wrote + 1; n <= newest; ++n) {
+      const uint8_t *d, *nl;
+      if (s->hist.held(n, d, nl) && memchr(nl, 1, s->out.elems.size())) ++s->nullRecords;
+    }
   }
 }
 

@@ -35,6 +35,7 @@ struct Options {
   // moment (default); 1 quick code only; 2 optimised code from the start.
   int jitTier = 0;
   connectors::MqttSettings mqtt;  // MQTT sources and PUBLISH sinks ([mqtt] in the TOML file)
+  bool countNulls = false;        // count each stream's records with a NULL element (for /metrics)
 };
 
 struct EngineError : std::runtime_error {
@@ -52,9 +53,10 @@ struct StreamStatus {
   std::string location;                                     // FILE literal
   std::vector<std::pair<std::string, std::string>> fields;  // name, TYPE
   int programTokens = 0;
-  std::string statement;  // the query text of a user stream; empty for declared and generated ones
-  uint64_t rounded = 0;   // RATIONAL results that had to round (not exactly representable)
-  int tail = 0;           // a computed stream writes record n in slot (n + 1 + tail) x interval
+  std::string statement;     // the query text of a user stream; empty for declared and generated ones
+  uint64_t rounded = 0;      // RATIONAL results that had to round (not exactly representable)
+  uint64_t nullRecords = 0;  // records with a NULL element (with Options::countNulls)
+  int tail = 0;              // a computed stream writes record n in slot (n + 1 + tail) x interval
   // DEVICE sources: records read, and records that were NULL (none complete by the deadline, or no device).
   bool device = false;
   uint64_t reads = 0, misses = 0;
@@ -88,6 +90,8 @@ struct SlotHooks {
   // record; asked only while `listening` says someone wants records.
   std::function<void(const std::vector<const std::string*>&)> afterSlot;
   std::function<bool()> listening;
+  // Clocked runs: each slot's lateness (deadline to its last record), in ns.
+  std::function<void(int64_t)> lateness;
 };
 
 class Engine {
@@ -142,6 +146,8 @@ class Engine {
   // itself. Every artifact is closed; the process should end with _exit so
   // that no static destructor runs under that thread.
   bool backgroundAbandoned() const;
+  // Time the JIT spent compiling so far (plan and ad hoc units, both tiers), in seconds.
+  double jitSeconds() const;
 
   struct Impl;  // the engine's state (engine/engine_impl.hpp)
 

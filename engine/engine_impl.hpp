@@ -55,6 +55,7 @@ struct Engine::Impl {
   std::vector<char> tickDue;  // whether distinct interval i is due in the current slot
   int64_t now = 0;            // the current slot, in ticks
   int adhocUnits = 0;
+  double jitMs = 0;  // compile time of every unit adopted
   uint64_t nextSerial = 1;
   std::set<std::string> unitsGone;  // ad hoc JIT units whose code was released
   bool abandonedCompile = false;    // shutdown left a background compile running
@@ -103,7 +104,8 @@ struct Engine::Impl {
   // ------------------------------------------------------------ set-up
   void prepare();
   void openArtifacts(Stream& s);
-  void publishRecords();  // PUBLISH streams: the records of the block just run
+  void publishRecords();    // PUBLISH streams: the records of the block just run
+  void countNullRecords();  // Options::countNulls: the block's records with a NULL element
   void buildGraph();
   int threadCount() const;
   bool independentStreams() const;

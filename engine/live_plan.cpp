@@ -25,6 +25,7 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
   st.programTokens = int(q.program.size());
   if (!s.declared && !q.isSubstrat) st.statement = q.text;
   st.rounded = s.rounded;
+  st.nullRecords = s.nullRecords;
   st.tail = s.declared ? 0 : q.tail;
   if (s.declared && s.source && (q.sourceKind == ir::SourceKind::DEVICE || q.sourceKind == ir::SourceKind::MQTT)) {
     st.device = true;
@@ -47,6 +48,8 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
   }
   return st;
 }
+
+double Engine::jitSeconds() const { return impl_->jitMs / 1000; }
 
 std::vector<StreamStatus> Engine::status() const {
   std::vector<StreamStatus> out;

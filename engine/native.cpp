@@ -87,6 +87,7 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
   for (auto& job : jobs) {
     int native = 0, programs = 0;
     bool used = false;
+    jitMs += job.ms;
     for (auto& it : job.items) {
       auto f = bySerial.find(it.serial);
       if (f == bySerial.end()) continue;

@@ -155,9 +155,12 @@ struct Run {
     }
     if (!m.opt.noClock) {
       const auto done = Clock::now();
-      for (int j = 0; j < m.block.slots; ++j)
-        lateness.add(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(done - deadlineOf(m.block.t[size_t(j)])).count());
+      for (int j = 0; j < m.block.slots; ++j) {
+        const int64_t ns =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(done - deadlineOf(m.block.t[size_t(j)])).count();
+        lateness.add(ns);
+        if (hooks.lateness) hooks.lateness(ns);
+      }
     }
   }
 
@@ -190,6 +193,7 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     r.runStreams();
     r.flush();
     m.publishRecords();
+    if (m.opt.countNulls) m.countNullRecords();
     if (m.commands.running()) m.commands.reap();
     r.slots += m.block.slots;
     r.report();

@@ -86,7 +86,8 @@ struct Stream {
   std::unique_ptr<connectors::MqttSink> sink;       // PUBLISH: each record also goes to a topic
   std::optional<connectors::SinkCounters> sinkEnd;  // its counters once closed
   std::string error;
-  uint64_t rounded = 0;  // RATIONAL results rounded to the nearest representable fraction
+  uint64_t rounded = 0;      // RATIONAL results rounded to the nearest representable fraction
+  uint64_t nullRecords = 0;  // records with a NULL element (counted with Options::countNulls)
   // Operator state carried from block to block (incremental reducers).
   struct Running {
     bool valid = false;

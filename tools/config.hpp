@@ -32,7 +32,9 @@ struct Config {
   std::string mqttUser, mqttPassword, mqttCaFile;
   int64_t mqttBufferRecords = 10000;  // mqtt.buffer_records: a sink's outage buffer
   int mqttKeepAliveS = 5;             // mqtt.keepalive_s
-  int mqttDrainS = 5;                 // mqtt.drain_s: a sink's last records at the end of a run
+  int mqttDrainS = 5;
+  std::string metricsListen;  // metrics.listen: HOST:PORT of /metrics (empty: off)                 // mqtt.drain_s: a
+                              // sink's last records at the end of a run
   std::vector<std::string> warnings;  // invalid values that fell back to their defaults
 };
 

@@ -28,6 +28,7 @@
 #include "tools/config.hpp"
 #include "tools/instance.hpp"
 #include "tools/log.hpp"
+#include "tools/metrics.hpp"
 #include "tools/serve.hpp"
 #include "tools/version.hpp"
 #include "vm/vm.hpp"
@@ -230,12 +231,15 @@ int compileMode(int argc, char** argv) {
 
 void onSignal(int) { gStop.store(true); }
 
+std::unique_ptr<tools::Metrics> gMetrics;  // --metrics: lives across the plans an instance runs
+
 // Everything `xretractor [options] queryfile` was asked to do.
 struct RunArgs {
-  std::string queryFile, name, limitText, jitTier = "auto";
+  std::string queryFile, name, limitText, jitTier = "auto", metrics;
   int64_t limit = 0;
   bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false,
-       untilEof = false, interpret = false, cleanup = false, noFuse = false, strict = false, allowAdhocSystem = false;
+       untilEof = false, interpret = false, cleanup = false, noFuse = false, strict = false, allowAdhocSystem = false,
+       listenAny = false;
   int threads = 0, blockSlots = 0, spinUs = 0;
   std::vector<std::string> disabled;
 };
@@ -287,6 +291,9 @@ void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
   const char* output = "Output";
   app.add_flag("-r,--quiet", a.quiet, "no progress line, no on-screen presenter")->group(output);
   app.add_flag("-v,--verbose", a.verbose, "print the plan, JIT and source counters, and slot lateness")->group(output);
+  app.add_option("--metrics", a.metrics, "serve Prometheus metrics on HOST:PORT (/metrics; TOML metrics.listen)")
+      ->group(output);
+  app.add_flag("--listen-any", a.listenAny, "let --metrics listen on an address other than loopback")->group(output);
   app.set_version_flag("--version", tools::versionText("xretractor"));
 }
 
@@ -328,6 +335,7 @@ engine::Options engineOptions(const RunArgs& a) {
   opt.fuse = !a.noFuse;
   opt.jitTier = a.jitTier == "quick" ? 1 : a.jitTier == "optimised" ? 2 : 0;
   opt.verbose = a.verbose;
+  opt.countNulls = gMetrics != nullptr;
   opt.stopOnKey = !a.noAnyKey && isatty(0);
   // RDB_INTERPRET=1 selects the VM without touching command lines (CI runs the suite both ways).
   const char* envInterpret = getenv("RDB_INTERPRET");
@@ -505,6 +513,18 @@ int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a, PlanSwitch
     // -x: hold the processing loop until a client's first command arrives.
     while (a.wait && !inst.server->anyCommandSeen() && !gStop.load()) inst.server->poll(wiring.serverHooks(), 100);
     engine::SlotHooks hooks = wiring.slotHooks();
+    if (gMetrics) {  // the numbers go to /metrics from the engine's thread
+      auto sample = [&] { gMetrics->update(eng, inst.server->stats()); };
+      hooks.waitUntil = [sample, wait = hooks.waitUntil](std::chrono::steady_clock::time_point t) {
+        sample();
+        wait(t);
+      };
+      hooks.idle = [sample, serve = hooks.idle](int64_t slots) {
+        serve(slots);
+        sample();
+      };
+      hooks.lateness = [](int64_t ns) { gMetrics->lateness(ns); };
+    }
     Progress progress(a.limit);
     if (a.noClock && !a.quiet && isatty(2)) {  // offline on a terminal: one line that updates
       hooks.idle = [&, serve = hooks.idle](int64_t slots) {
@@ -587,6 +607,20 @@ int runMode(int argc, char** argv) {
     return app.exit(e);
   }
   if (int rc = checkRunArgs(a, limitOpt->count() > 0, baseName(argv[0]))) return rc;
+  if (a.metrics.empty()) a.metrics = gConfig.metricsListen;
+  if (!a.metrics.empty()) {
+    std::string why;
+    if (!a.listenAny && !tools::loopbackAddress(a.metrics, why)) {
+      fmt::print(stderr, "{}: --metrics {}: {}\n", baseName(argv[0]), a.metrics, why);
+      return kExitArgs;
+    }
+    try {
+      gMetrics = std::make_unique<tools::Metrics>(a.metrics);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "{}: {}\n", baseName(argv[0]), e.what());
+      return kExitArgs;
+    }
+  }
   // A named instance has its own lock and socket: <prog>_<name>_service.lock / .sock.
   Instance inst;
   inst.prog = a.name.empty() ? baseName(argv[0]) : baseName(argv[0]) + "_" + a.name;
