@@ -41,6 +41,7 @@ void apply(Config& c, const toml::table& t, const std::string& file) {
   intKey("timing", "query_no_data_timeout_ms", c.queryNoDataTimeoutMs, 1, 10000);
   if (auto v = t["paths"]["lock_dir"].value<std::string>()) c.lockDir = *v;
   if (auto v = t["metrics"]["listen"].value<std::string>()) c.metricsListen = *v;
+  if (auto v = t["http"]["listen"].value<std::string>()) c.httpListen = *v;
   if (auto v = t["mqtt"]["user"].value<std::string>()) c.mqttUser = *v;
   if (auto v = t["mqtt"]["password"].value<std::string>()) c.mqttPassword = *v;
   if (auto v = t["mqtt"]["ca_file"].value<std::string>()) c.mqttCaFile = *v;

@@ -33,6 +33,7 @@ struct Config {
   int64_t mqttBufferRecords = 10000;  // mqtt.buffer_records: a sink's outage buffer
   int mqttKeepAliveS = 5;             // mqtt.keepalive_s
   int mqttDrainS = 5;
+  std::string httpListen;     // http.listen: HOST:PORT of the live page (empty: off)
   std::string metricsListen;  // metrics.listen: HOST:PORT of /metrics (empty: off)                 // mqtt.drain_s: a
                               // sink's last records at the end of a run
   std::vector<std::string> warnings;  // invalid values that fell back to their defaults

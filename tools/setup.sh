@@ -9,7 +9,8 @@ PKGS=(build-essential pkg-config meson ninja-build re2c bison
       libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
       graphviz python3 time clang-19 libclang-rt-19-dev clang-format
       libpaho-mqtt-dev mosquitto mosquitto-clients nats-server curl bc
-      prometheus-cpp-dev libcpp-httplib-dev python3-numpy python3-matplotlib util-linux)
+      prometheus-cpp-dev libcpp-httplib-dev python3-numpy python3-matplotlib util-linux
+      chromium)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -26,3 +27,10 @@ if [ ! -f "$BUILD/build.ninja" ]; then
   meson setup "$BUILD" --buildtype=release ${MESON_ARGS:-}
 fi
 ninja -C "$BUILD"
+# The live page's plotting library (xretractor --http), from the npm registry into the build tree.
+if [ ! -f "$BUILD/web/node_modules/uplot/dist/uPlot.iife.min.js" ]; then
+  command -v npm >/dev/null || DEBIAN_FRONTEND=noninteractive ${SUDO:-} apt-get install -y -qq --no-install-recommends npm
+  npm install --prefix "$BUILD/web" --no-audit --no-fund --silent uplot@1.6 ||
+    echo "warning: npm could not install uPlot; the live page (--http) will have no plots" >&2
+fi
+

@@ -27,6 +27,7 @@
 #include "storage/lock.hpp"
 #include "tools/config.hpp"
 #include "tools/instance.hpp"
+#include "tools/live_page.hpp"
 #include "tools/log.hpp"
 #include "tools/metrics.hpp"
 #include "tools/serve.hpp"
@@ -235,7 +236,7 @@ std::unique_ptr<tools::Metrics> gMetrics;  // --metrics: lives across the plans 
 
 // Everything `xretractor [options] queryfile` was asked to do.
 struct RunArgs {
-  std::string queryFile, name, limitText, jitTier = "auto", metrics;
+  std::string queryFile, name, limitText, jitTier = "auto", metrics, http, webDir;
   int64_t limit = 0;
   bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false,
        untilEof = false, interpret = false, cleanup = false, noFuse = false, strict = false, allowAdhocSystem = false,
@@ -293,7 +294,11 @@ void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
   app.add_flag("-v,--verbose", a.verbose, "print the plan, JIT and source counters, and slot lateness")->group(output);
   app.add_option("--metrics", a.metrics, "serve Prometheus metrics on HOST:PORT (/metrics; TOML metrics.listen)")
       ->group(output);
-  app.add_flag("--listen-any", a.listenAny, "let --metrics listen on an address other than loopback")->group(output);
+  app.add_option("--http", a.http, "serve the live page on HOST:PORT: the streams, plotted live (TOML http.listen)")
+      ->group(output);
+  app.add_option("--web-dir", a.webDir, "where the live page's files are (default: the build's web/)")->group(output);
+  app.add_flag("--listen-any", a.listenAny, "let --metrics and --http listen on an address other than loopback")
+      ->group(output);
   app.set_version_flag("--version", tools::versionText("xretractor"));
 }
 
@@ -608,6 +613,14 @@ int runMode(int argc, char** argv) {
   }
   if (int rc = checkRunArgs(a, limitOpt->count() > 0, baseName(argv[0]))) return rc;
   if (a.metrics.empty()) a.metrics = gConfig.metricsListen;
+  if (a.http.empty()) a.http = gConfig.httpListen;
+  if (!a.http.empty()) {
+    std::string why;
+    if (!a.listenAny && !tools::loopbackAddress(a.http, why)) {
+      fmt::print(stderr, "{}: --http {}: {}\n", baseName(argv[0]), a.http, why);
+      return kExitArgs;
+    }
+  }
   if (!a.metrics.empty()) {
     std::string why;
     if (!a.listenAny && !tools::loopbackAddress(a.metrics, why)) {
@@ -638,8 +651,21 @@ int runMode(int argc, char** argv) {
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   std::signal(SIGHUP, onSignal);
+  // The live page is a client of the instance's socket: it starts once the socket is there.
+  std::unique_ptr<tools::LivePage> page;
+  auto startPage = [&]() -> int {
+    if (a.http.empty()) return 0;
+    try {
+      page = std::make_unique<tools::LivePage>(a.http, inst.socket, a.webDir.empty() ? RDB_WEB_DIR : a.webDir);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "{}: {}\n", baseName(argv[0]), e.what());
+      return kExitArgs;
+    }
+    return 0;
+  };
   if (a.queryFile.empty()) {
     if (int rc = inst.open(std::nullopt, "")) return rc;
+    if (int rc = startPage()) return rc;
     return serve(inst, std::nullopt, a);
   }
   ir::Options copt = compileOptions();
@@ -649,6 +675,7 @@ int runMode(int argc, char** argv) {
   const std::optional<std::string> storageDir = existingStorageDir(plan);
   if (a.verbose) fmt::print("{}", ir::dumpPlan(plan));
   if (int rc = inst.open(storageDir, a.queryFile)) return rc;
+  if (int rc = startPage()) return rc;
   return serve(inst, std::move(plan), a);
 }
 

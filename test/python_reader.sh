@@ -1,0 +1,397 @@
+#!/usr/bin/env bash
+# python/retractor_artifacts.py against the engine's own reader: real artifacts
+# are made by running xretractor (and xtrdb) over small TEXTFILE/BINFILE
+# sources, then every record the Python reader returns is compared value by
+# value with what `xtrdb list` prints for the same files: NULLs (division by
+# zero, NULL tokens, a FLOAT window), RETENTION segments (some dropped),
+# DIRECT/POSIX profiles, RATIONAL reducers, arrays, ROTATION archives,
+# .shadow/.meta.shadow updates, and corrupt files (errors naming file and offset).
+# usage: python_reader.sh BUILD_DIR        (PYTHON: the interpreter, default /usr/bin/python3)
+set -u
+[ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR"; exit 2; }
+B=$(cd "$1" && pwd) || exit 2
+XR=$B/tools/xretractor XT=$B/tools/xtrdb
+PY=${PYTHON:-/usr/bin/python3}
+here=$(cd "$(dirname "$0")" && pwd)
+MOD=$here/../python/retractor_artifacts.py
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && [ -f "$2" ] && sed -n 1,15p "$2"; }
+finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; exit $?; }
+"$PY" -c 'import numpy' 2>/dev/null || { echo "FAIL numpy missing for $PY (apt-get install python3-numpy)"; fail=1; finish; }
+[ -x "$XR" ] && [ -x "$XT" ] || { echo "FAIL no $XR or $XT"; fail=1; finish; }
+
+tmp=$(mktemp -d /tmp/rdb_pyreader.XXXXXX) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# engine DIR QUERY SLOTS: one xretractor run in DIR with a TMPDIR of its own (the instance lock).
+engine() {
+  mkdir -p "$1/tmp"
+  (cd "$1" && TMPDIR=$1/tmp "$XR" "$2" -k -f -r -m "$3" >run.out 2>run.err)
+}
+# xtrdb DIR < script: xtrdb in DIR, batch mode, its own TMPDIR.
+xtrdb() {
+  mkdir -p "$1/tmp"
+  (cd "$1" && TMPDIR=$1/tmp "$XT" -n 2>&1)
+}
+
+# The value-by-value comparison: Python's records and NULL flags against xtrdb's text.
+cat >"$tmp/cmp.py" <<'EOF'
+"""cmp.py MODE ...: exits 1 on the first differences (printed).
+  same PATH XTRDB_OUT [--no-shadow]   every record, every field, NULL flags too
+  cli PYTHON_CLI_OUT XTRDB_OUT         the CLI's text equals xtrdb's record lines
+  flat PATH PERIOD XTRDB_OUT           a declared array source (PATH) against xtrdb's flat copy
+  column PATH XTRDB_OUT NAME           PATH's only field against field NAME of the copy, by global index"""
+import math
+import re
+import sys
+from fractions import Fraction
+
+sys.path.insert(0, sys.argv[1])
+import retractor_artifacts as ra
+
+mode, args = sys.argv[2], sys.argv[3:]
+errors = []
+
+
+def xtrdb_lines(path):
+    recs, fetch = [], 0
+    for line in open(path, encoding="utf-8", errors="surrogateescape"):
+        line = line.rstrip("\n")
+        if line.startswith("{"):
+            recs.append(line)
+        elif "fetch error" in line:
+            fetch += 1
+    return recs, fetch
+
+
+def split(line, names):
+    """'{ a:1 b:x y }' -> ['1', 'x y'] for the field names in order."""
+    body, out, at = line[1:-2], [], 0
+    starts = []
+    for n in names:
+        k = body.index(" " + n + ":", at)
+        starts.append((k, k + len(n) + 2))
+        at = k + len(n) + 2
+    for j, (k, v) in enumerate(starts):
+        out.append(body[v : starts[j + 1][0]] if j + 1 < len(starts) else body[v:])
+    return out
+
+
+def element_ok(t, v, tok):
+    if t in ("BYTE", "INTEGER", "UINT"):
+        return int(tok) == int(v)
+    if t in ("FLOAT", "DOUBLE"):
+        x, y = float(tok), float(v)
+        if math.isnan(x) or math.isnan(y):
+            return math.isnan(x) and math.isnan(y)
+        return x == y or math.isclose(x, y, rel_tol=5e-6)  # xtrdb prints 6 significant digits
+    if t == "RATIONAL":
+        return int(v["den"]) > 0 and Fraction(tok) == Fraction(int(v["num"]), int(v["den"]))
+    raise AssertionError(t)
+
+
+def values(e, v):
+    """One field's elements as (type, value) pairs; STRING is one element."""
+    if e.type == "STRING":
+        return [("STRING", bytes(v).split(b"\0", 1)[0].decode("utf-8", "surrogateescape"))]
+    return [(e.type, x) for x in (v if e.count > 1 else [v])]
+
+
+def field_ok(e, v, tok):
+    vals = values(e, v)
+    if e.type == "STRING":
+        return tok == vals[0][1]
+    toks = tok.split(" ")
+    return len(toks) == len(vals) and all(element_ok(t, x, k) for (t, x), k in zip(vals, toks))
+
+
+def same(path, xt, shadow=True):
+    s = ra.open_stream(path, shadow=shadow)
+    lines, fetch = xtrdb_lines(xt)
+    dfs = s.descriptor.data_fields
+    if s.nulls.shape != (len(s.records), len(dfs)):
+        errors.append(f"nulls shape {s.nulls.shape} for {len(s.records)} records of {len(dfs)} fields")
+    if fetch != s.first:
+        errors.append(f"xtrdb could not fetch {fetch} records, Python starts at global index {s.first}")
+    if len(lines) != len(s.records):
+        errors.append(f"xtrdb listed {len(lines)} records, Python read {len(s.records)}")
+    if len(s.records) == 0:
+        errors.append("no records at all")
+    for i, line in enumerate(lines[: len(s.records)]):
+        toks = split(line, [e.name for e in dfs])
+        for k, (e, tok) in enumerate(zip(dfs, toks)):
+            if (tok == "null") != bool(s.nulls[i, k]):
+                errors.append(f"record {s.first + i} {e.name}: xtrdb {tok!r}, Python null={bool(s.nulls[i, k])}")
+            elif tok != "null" and not field_ok(e, s.records[i][k], tok):
+                errors.append(f"record {s.first + i} {e.name}: xtrdb {tok!r}, Python {s.records[i][k]!r}")
+    return s
+
+
+if mode == "same":
+    same(args[0], args[1], shadow="--no-shadow" not in args)
+elif mode == "cli":
+    py = open(args[0], encoding="utf-8", errors="surrogateescape").read().splitlines()
+    xt, _ = xtrdb_lines(args[1])
+    if py != xt:
+        for i, (a, b) in enumerate(zip(py + [""] * len(xt), xt + [""] * len(py))):
+            if a != b:
+                errors.append(f"line {i}: python {a!r} xtrdb {b!r}")
+elif mode == "flat":
+    s = ra.open_stream(args[0])
+    period = int(args[1])
+    lines, _ = xtrdb_lines(args[2])
+    if len(s.records) != period:
+        errors.append(f"{args[0]}: {len(s.records)} records, the file holds {period}")
+    if not lines:
+        errors.append("xtrdb listed nothing")
+    for i, line in enumerate(lines):
+        flat = [tv for e, v in zip(s.descriptor.data_fields, s.records[i % period]) for tv in values(e, v)]
+        toks = split(line, [f"arr_{j}" for j in range(len(flat))])
+        for j, ((t, v), tok) in enumerate(zip(flat, toks)):
+            if not element_ok(t, v, tok):
+                errors.append(f"copy record {i} element {j}: xtrdb {tok!r}, Python {v!r} (source record {i % period})")
+elif mode == "column":
+    s = ra.open_stream(args[0])
+    lines, _ = xtrdb_lines(args[1])
+    e = s.descriptor.data_fields[0]
+    if s.first == 0 or len(s.records) == 0:
+        errors.append(f"expected dropped segments and kept records, got first={s.first} n={len(s.records)}")
+    for i in range(len(s.records)):
+        g = s.first + i
+        if g >= len(lines):
+            errors.append(f"record {g} beyond the copy's {len(lines)}")
+            break
+        m = re.search(" " + re.escape(args[2]) + r":(\S+)", lines[g])
+        tok = m.group(1) if m else None
+        if tok is None or not element_ok(e.type, s.records[i][0], tok):
+            errors.append(f"record {g}: copy {tok!r}, Python {s.records[i][0]!r}")
+for m in errors[:8]:
+    print("   ", m)
+if len(errors) > 8:
+    print(f"    ... {len(errors) - 8} more")
+sys.exit(1 if errors else 0)
+EOF
+cmp_py() { "$PY" "$tmp/cmp.py" "$here/../python" "$@"; }
+cli() { "$PY" "$MOD" "$@"; }
+
+# ================================================================ 1. engine streams
+w=$tmp/run1
+mkdir -p "$w/out"
+cat >"$w/a.txt" <<'EOF'
+5 1 9 3 250 3.14159265 2.718281828459 "ab"
+2 0 4 7 7 -2.25 NULL "hello"
+7 3 6 NULL 0 -0.0 1e300 NULL
+1 5 2 4000000000 12 NULL -3.75 "a b c"
+9 NULL 8 2 255 NULL 2.5e-7 "sixsix"
+EOF
+cat >"$w/q.rql" <<'EOF'
+STORAGE 'out'
+DECLARE a INTEGER[3], u UINT, b BYTE, f FLOAT, g DOUBLE, s STRING[6] STREAM src, 1 TEXTFILE 'a.txt'
+SELECT * STREAM copy FROM src
+SELECT 100/src[1], src[0] * 2, src[6] * 3, to_string(src[0] : 4) + 'x', src[3] + 1 STREAM mix FROM src
+SELECT src[0], src[1], src[2] STREAM ints FROM src
+SELECT * STREAM avgs FROM AVG(ints@(1,4))
+SELECT src.f STREAM fl FROM src
+SELECT * STREAM favg FROM AVG(fl@(1,2))
+SELECT src[0] STREAM kept FROM src RETENTION 3 2
+SELECT src[0], src[5] STREAM allseg FROM src RETENTION 4 0
+SELECT src[1] STREAM seg5 FROM src RETENTION 5 3 STORAGE DIRECT
+SELECT src[2] STREAM px FROM src STORAGE POSIX
+EOF
+streams="copy mix ints avgs fl favg kept allseg seg5 px STREAM_AGSE_1_4_ints"
+if engine "$w" q.rql 60; then ok "engine run (12 streams, 60 slots)"; else bad "engine run" "$w/run.err"; finish; fi
+
+# The Python reader reads `out`; xtrdb (which opens stores writable) a copy.
+cp -a "$w/out" "$w/xt"
+for s in $streams; do
+  printf 'storage xt\nopen %s\nlist 100\nquit\n' "$s" | xtrdb "$w" >"$w/$s.xt"
+  cli "$w/out/$s" >"$w/$s.py" 2>"$w/$s.pyerr"
+done
+for s in $streams; do
+  if cmp_py same "$w/out/$s" "$w/$s.xt" >"$w/$s.cmp" 2>&1; then ok "values and NULLs of $s equal xtrdb's"; else bad "values of $s" "$w/$s.cmp"; fi
+  if cmp_py cli "$w/$s.py" "$w/$s.xt" >"$w/$s.cli" 2>&1; then ok "CLI text of $s equals xtrdb list"; else bad "CLI text of $s" "$w/$s.cli"; fi
+done
+
+# What the streams must hold for the checks above to mean something.
+cat >"$tmp/api.py" <<'EOF'
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import retractor_artifacts as ra
+out = sys.argv[2]
+fails = []
+def check(cond, what):
+    if not cond:
+        fails.append(what)
+r, n = ra.read_stream(out + "/mix")
+check(n.dtype == bool and n.shape == (len(r), 5), f"mix nulls {n.dtype} {n.shape}")
+c, cn = ra.read_stream(out + "/copy")
+check(len(c) == len(r) > 15, f"copy {len(c)} records, mix {len(r)}")
+zero = (c["src_1"] == 0) & ~cn[:, 1]
+check(zero.any() and (n[:, 0] == (zero | cn[:, 1])).all(), "mix_0 (100/src_1) is NULL exactly where src_1 is 0 or NULL")
+check(cn[:, 3].any() and cn[:, 6].any() and not cn.all(), "copy has NULLs and values")
+check(r.dtype["mix_2"] == np.dtype("<f8") and r.dtype["mix_3"] == np.dtype("S5") and r.dtype["mix_4"] == np.dtype("<u4"), f"mix dtype {r.dtype}")
+check(c.dtype.itemsize == 4 * 3 + 4 + 1 + 4 + 8 + 6, f"copy record {c.dtype.itemsize} bytes")
+a, an = ra.read_stream(out + "/avgs")
+check(a.dtype["avg"].names == ("num", "den") and (a["avg"]["den"] > 0).all(), "avgs is RATIONAL (num, den), den > 0")
+f, fn = ra.read_stream(out + "/favg")
+check(f.dtype["avg"] == np.dtype("<f4") and fn.any() and not fn.all(), "favg is FLOAT with some NULLs")
+m = ra.masked(f, fn, "avg")
+check(m.count() == int((~fn[:, 0]).sum()), "masked() hides the NULLs")
+k = ra.open_stream(out + "/kept")
+check(k.first > 0 and len(k.files) == 2 and k.first % 3 == 0, f"kept: first {k.first}, {len(k.files)} segment files")
+check(k.first + len(k.records) == len(c) and (k.records["kept_0"] == c["src_0"][k.first:]).all(), "kept holds the tail of src_0")
+s = ra.open_stream(out + "/allseg")
+check(s.first == 0 and len(s.files) >= 5 and len(s.records) == len(c), f"allseg: first {s.first}, {len(s.files)} segments")
+check(((s.nulls[:, 1] == cn[:, 5]) & (s.nulls[:, 0] == cn[:, 0])).all(), "allseg NULLs follow copy's")
+d = ra.open_stream(out + "/seg5")
+check(d.descriptor.profile == "DIRECT" and d.first > 0 and len(d.files) == 3, f"seg5: DIRECT, first {d.first}, {len(d.files)} files")
+check(ra.fields(out + "/copy.desc")[7] == ("src_7", "STRING", 6), f"fields(): {ra.fields(out + '/copy')}")
+check(ra.fields(out + "/kept_segment_" + str(k.first // 3)) == [("kept_0", "INTEGER", 1)], "a segment path names its stream")
+try:
+    ra.read_stream(out + "/src")
+    fails.append("a TEXTFILE source read as records")
+except ra.ArtifactError as e:
+    check("TEXTFILE" in str(e), str(e))
+for x in fails:
+    print("   ", x)
+sys.exit(1 if fails else 0)
+EOF
+if "$PY" "$tmp/api.py" "$here/../python" "$w/out" >"$w/api.out" 2>&1; then ok "API: dtypes, NULL positions, RETENTION first index, fields()"; else bad "API checks" "$w/api.out"; fi
+
+# ================================================================ 2. updates: .shadow and .meta.shadow
+# xtrdb `write 0` of record 1 (mix_0 NULL) over record 0: the data update goes
+# to mix.shadow, the NULL bits to mix.meta.shadow.
+cp -a "$w/out" "$w/upd"
+printf 'storage upd\nopen mix\nread 1\nwrite 0\nlist 100\nquit\n' | xtrdb "$w" >"$w/upd1.xt"
+if [ -s "$w/upd/mix.shadow" ] && [ -s "$w/upd/mix.meta.shadow" ]; then ok "xtrdb update wrote mix.shadow and mix.meta.shadow"; else bad "no shadow files after xtrdb write"; fi
+if cmp_py same "$w/upd/mix" "$w/upd1.xt" >"$w/upd1.cmp" 2>&1; then ok "updated record read through both shadows equals xtrdb's session"; else bad "shadowed update" "$w/upd1.cmp"; fi
+cli "$w/upd/mix" --no-shadow >"$w/upd.noshadow" 2>&1
+# Reopening empties a DEFAULT store's .shadow but keeps .meta.shadow: record 0
+# then has its old data with record 1's NULL bits; --no-shadow reads exactly that.
+printf 'storage upd\nopen mix\nlist 100\nquit\n' | xtrdb "$w" >"$w/upd2.xt"
+if cmp_py cli "$w/upd.noshadow" "$w/upd2.xt" >"$w/upd2.cmp" 2>&1; then ok "--no-shadow equals xtrdb after reopen (data shadow emptied, index shadow kept)"; else bad "no-shadow read" "$w/upd2.cmp"; fi
+
+# ================================================================ 3. arrays written by xtrdb
+w3=$tmp/arrays
+mkdir -p "$w3"
+cat >"$w3/script" <<'EOF'
+open t { INTEGER a[2] BYTE b[3] UINT u FLOAT f[2] DOUBLE d RATIONAL r[2] STRING s[5] }
+set a -7 2147483647
+set b 0 128 255
+set u 4294967295
+set f 0.1 -1e-20
+set d 3.25
+set r 1/3 -6/4
+set s hello
+append
+set a 0 -1
+set s ab
+set r 0/5 7/1
+set d -1e300
+append
+set f 1e30 2
+set s xyz
+append
+list 10
+quit
+EOF
+xtrdb "$w3" <"$w3/script" >"$w3/t.xt"
+if cmp_py same "$w3/t" "$w3/t.xt" >"$w3/t.cmp" 2>&1; then ok "arrays (INTEGER[2] BYTE[3] FLOAT[2] RATIONAL[2] STRING[5]) equal xtrdb's"; else bad "array store" "$w3/t.cmp"; fi
+cli "$w3/t" >"$w3/t.py" 2>&1
+if cmp_py cli "$w3/t.py" "$w3/t.xt" >"$w3/t.cli" 2>&1; then ok "CLI text of the array store equals xtrdb list"; else bad "array CLI" "$w3/t.cli"; fi
+
+# ================================================================ 4. BINFILE arrays, ROTATION archives
+w2=$tmp/run2
+mkdir -p "$w2/out"
+"$PY" - "$w2/arr.bin" <<'EOF'
+import struct, sys
+with open(sys.argv[1], "wb") as f:
+    for i in range(6):
+        f.write(struct.pack("<4i", i, -i, i * 100000, 7) + bytes([i, 255 - i, 3]) + struct.pack("<2d", i / 3, -1.5 * i))
+EOF
+cat >"$w2/q.rql" <<'EOF'
+STORAGE 'out'
+ROTATION 'rot.txt'
+DECLARE v INTEGER[4], b BYTE[3], d DOUBLE[2] STREAM arr, 1 BINFILE 'arr.bin'
+SELECT * STREAM acopy FROM arr
+SELECT arr[0] STREAM kept FROM arr RETENTION 3 2
+EOF
+if engine "$w2" q.rql 8 && engine "$w2" q.rql 9 && [ -f "$w2/out/acopy.old1" ] && [ -f "$w2/out/kept.meta.old1" ]; then
+  ok "two ROTATION sessions left acopy.old0/.old1 and kept_segment_K.old1"
+else
+  bad "rotation runs" "$w2/run.err"
+fi
+cp -a "$w2/out" "$w2/xt"
+for k in 0 1; do
+  printf 'storage xt\nopen acopy.old%s\nlist 100\nquit\n' "$k" | xtrdb "$w2" >"$w2/acopy$k.xt"
+  if cmp_py same "$w2/out/acopy.old$k" "$w2/acopy$k.xt" >"$w2/acopy$k.cmp" 2>&1; then ok "archive acopy.old$k (its own .meta.old$k) equals xtrdb's"; else bad "archive acopy.old$k" "$w2/acopy$k.cmp"; fi
+done
+# The declared BINFILE source: its .desc keeps the arrays, REF names arr.bin
+# (relative to the engine's directory, the storage directory's parent here).
+if cmp_py flat "$w2/out/arr" 6 "$w2/acopy1.xt" >"$w2/arr.cmp" 2>&1; then ok "BINFILE source arr (INTEGER[4] BYTE[3] DOUBLE[2]) equals the engine's flat copy"; else bad "BINFILE arrays" "$w2/arr.cmp"; fi
+# A segmented archive: kept_segment_K.old1 with kept.meta.old1 (xtrdb has no name for it).
+if cmp_py column "$w2/out/kept.old1" "$w2/acopy1.xt" arr_0 >"$w2/kept.cmp" 2>&1; then ok "segmented archive kept.old1 equals acopy.old1 by global index"; else bad "segmented archive" "$w2/kept.cmp"; fi
+
+# ================================================================ 5. corrupt and truncated files
+c=$tmp/bad
+# expect_error NAME PATTERN PATH [CLI args]: the CLI fails with an error matching PATTERN.
+expect_error() {
+  local name=$1 pat=$2
+  shift 2
+  if cli "$@" >"$c/out" 2>"$c/err"; then
+    bad "$name: no error" "$c/out"
+  elif grep -Eq "$pat" "$c/err"; then
+    ok "$name: $(head -1 "$c/err" | sed "s|$c/||g")"
+  else
+    bad "$name: wrong message" "$c/err"
+  fi
+}
+fresh() { rm -rf "$c" && cp -a "$w/out" "$c"; }
+
+fresh
+size=$(stat -c %s "$c/copy")
+truncate -s -3 "$c/copy"
+expect_error "partial record" "copy: byte $((size - 35)): truncated record: 32 of 35 bytes" "$c/copy"
+if cli "$c/copy" --lenient >"$c/len" 2>&1 && [ "$(wc -l <"$c/len")" = $((size / 35 - 1)) ]; then ok "--lenient drops the partial record"; else bad "--lenient" "$c/len"; fi
+
+fresh
+msize=$(stat -c %s "$c/mix.meta")
+truncate -s -1 "$c/mix.meta"
+expect_error "partial index entry" "mix.meta: byte $(( (msize - 8) / 18 * 18 - 18 + 8 )): truncated index entry" "$c/mix"
+
+fresh
+printf '\007' | dd of="$c/ints.meta" bs=1 seek=8 conv=notrunc status=none
+expect_error "bad gap flag" "ints.meta: byte 8: index entry 0: flag 7" "$c/ints"
+
+fresh
+printf '\011' | dd of="$c/ints.meta" bs=1 seek=17 conv=notrunc status=none
+expect_error "wrong bit count" "ints.meta: byte 17: index entry 0 holds 9 bits, the descriptor has 3" "$c/ints"
+
+fresh
+printf 'abc' >"$c/ints.meta"
+expect_error "index header cut short" "ints.meta: byte 3: index header cut short" "$c/ints"
+
+fresh
+printf '{\tINTEGER a FOO\n}' >"$c/ints.desc"
+expect_error "corrupt descriptor" "ints.desc: byte 12: descriptor: unknown word 'FOO'" "$c/ints"
+
+fresh
+printf '{\tSTRING s\n}' >"$c/ints.desc"
+expect_error "STRING without size" "ints.desc: byte 11: descriptor: STRING needs a size" "$c/ints"
+
+fresh
+truncate -s -8 "$c/allseg_segment_0"
+expect_error "short inner segment" "allseg_segment_0: byte 24: segment 0 holds 3 of 4 records but segment 1 follows" "$c/allseg"
+
+fresh
+printf '\001\000\000\000\000\000\000\000\000\000\000\000' >"$c/px.shadow"
+px_rec=$(cli "$c/px" 2>&1 | head -1)
+if [ "$px_rec" = "$(head -1 "$w/px.py")" ]; then ok "a POSIX store ignores a stray .shadow (it updates in place)"; else bad "POSIX shadow: $px_rec"; fi
+printf '{\tINTEGER px_0\n\tTYPE POSIXSHD\n}' >"$c/px.desc"
+expect_error "misaligned shadow entry" "px.shadow: byte 0: shadow position 1 is not a multiple of the record size 4" "$c/px"
+
+expect_error "missing stream" "no descriptor for .*nosuch" "$c/nosuch"
+
+finish
