@@ -12,6 +12,7 @@ set -u
 B=$(cd "$1" && pwd) || exit 2
 XR=$B/tools/xretractor XT=$B/tools/xtrdb
 PY=${PYTHON:-/usr/bin/python3}
+export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 here=$(cd "$(dirname "$0")" && pwd)
 MOD=$here/../python/retractor_artifacts.py
 pass=0 fail=0

@@ -10,7 +10,7 @@ PKGS=(build-essential pkg-config meson ninja-build re2c bison
       graphviz python3 time clang-19 libclang-rt-19-dev clang-format
       libpaho-mqtt-dev mosquitto mosquitto-clients nats-server curl bc
       prometheus-cpp-dev libcpp-httplib-dev python3-numpy python3-matplotlib util-linux
-      chromium)
+      chromium help2man dpkg-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do
