@@ -9,9 +9,8 @@ B=$BUILD/tools
 W=$(mktemp -d /tmp/rdb-page.XXXXXX)
 export TMPDIR=$W
 trap '"$B/xqry" -k >/dev/null 2>&1; rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then echo "PASS $1"; pass=$((pass+1)); else echo "FAIL $1"; fail=$((fail+1)); fi; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/lib.sh"
+port=$(free_port)
 cd "$W" || exit 1
 awk 'BEGIN { for (i = 0; i < 5000; i++) printf "%d\n", 50 + 40 * sin(i / 8) }' > s.txt
 printf "DECLARE v INTEGER STREAM s, 1/50 TEXTFILE 's.txt'\nSELECT s[0] * 2 STREAM d FROM s\n" > q.rql
@@ -47,5 +46,4 @@ if [ -n "$CHROME" ]; then
     > /dev/null 2>&1
   check "a screenshot is kept: $BUILD/meson-logs/live_page.png" '[ -s "$BUILD/meson-logs/live_page.png" ]'
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -8,9 +8,8 @@ B=$(cd "${1:?build dir}" && pwd)/tools
 W=$(mktemp -d /tmp/rdb-metrics.XXXXXX)
 export TMPDIR=$W
 trap '"$B/xqry" -k >/dev/null 2>&1; kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then echo "PASS $1"; pass=$((pass+1)); else echo "FAIL $1"; fail=$((fail+1)); fi; }
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+. "$(dirname "$0")/lib.sh"
+port=$(free_port)
 cd "$W" || exit 1
 seq 1 100000 > s.txt
 # d is NULL for every even value: a division by zero.
@@ -49,5 +48,4 @@ check "the page is in the Prometheus text format (HELP and TYPE lines)" \
   'grep -q "^# TYPE retractor_slot_lateness_seconds histogram" <<<"$m" && grep -q "^# HELP retractor_stream_records " <<<"$m"'
 check "a port in use is a clear error" \
   '! "$B/xretractor" q.rql -k -m 2 --name other --metrics 127.0.0.1:$port 2>err2.txt && grep -q "cannot listen" err2.txt'
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

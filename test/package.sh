@@ -7,8 +7,7 @@ HERE=$(cd "$(dirname "$0")/.." && pwd)
 W=$(mktemp -d /tmp/rdb-pkg.XXXXXX)
 export TMPDIR=$W
 trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then echo "PASS $1"; pass=$((pass+1)); else echo "FAIL $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/lib.sh"
 deb=$(BUILD_DIR=$BUILD "$HERE/tools/package.sh" "$W/out" 2>"$W/pkg.err" | tail -1)
 check "tools/package.sh built a .deb ($deb)" '[ -s "$deb" ]' || { cat "$W/pkg.err"; echo "$pass passed, $fail failed"; exit 1; }
 R=$W/root
@@ -35,5 +34,4 @@ list=$(cd "$W/ex" && printf 'storage out\nopen joined\nlist 3\nquit\n' | "$R/usr
 check "its xtrdb reads what was stored" 'grep -q "{ joined_0:" <<<"$list"'
 check "the live page's files are packaged" \
   '[ -s "$R/usr/share/retractor/web/index.html" ] && [ -s "$R/usr/share/retractor/web/node_modules/uplot/dist/uPlot.iife.min.js" ]'
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish

@@ -6,8 +6,7 @@ set -u
 B=$(cd "${1:?build dir}" && pwd)/tools
 W=$(mktemp -d /tmp/rdb-cli.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-check() { if eval "$2"; then echo "PASS $1"; pass=$((pass+1)); else echo "FAIL $1"; fail=$((fail+1)); fi; }
+. "$(dirname "$0")/lib.sh"
 
 help=$("$B/xretractor" --help 2>&1)
 for opt in -m --no-clock --until-eof --interpret --threads -k -r --name -x -s -v --config --block --jit-tier \
@@ -36,5 +35,4 @@ out=$(run --quiet 2>&1)
 check "--quiet shows no progress" '! grep -q "records/s" <<<"$out"'
 err=$(TMPDIR=$W "$B/xretractor" q.rql -k -f -m 3000000 --block 1 2>&1 >/dev/null </dev/null)
 check "without a terminal nothing is printed" '[ -z "$err" ]'
-echo "$pass passed, $fail failed"
-[ "$fail" = 0 ]
+finish
