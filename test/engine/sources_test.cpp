@@ -267,8 +267,13 @@ TEST_CASE("DEVICE TIMEOUT: a record cut off by the writer going away is dropped"
   REQUIRE(mkfifo((d.dir / "pipe").c_str(), 0600) == 0);
   d.write("query.rql",
           "STORAGE '.'\n" + std::string(kTwoInts) + "DEVICE 'pipe' TIMEOUT 0.09\nSELECT * STREAM q FROM s\n");
-  pid_t w = startWriter(d.dir / "pipe", {.count = 5, .period = 80ms, .halfAtEnd = true, .prefilled = 1});
+  // The writer starts once the engine serves (its FIFO is open by then): a
+  // writer that closed before a slow start (a sanitizer build) would take its
+  // unread records with it.
   pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "-k", "-m", "15"});
+  for (int k = 0; k < 3000 && d.read("xretractor_service.lock").rfind("PID:", 0) != 0; ++k)
+    std::this_thread::sleep_for(10ms);
+  pid_t w = startWriter(d.dir / "pipe", {.count = 5, .period = 80ms, .halfAtEnd = true, .prefilled = 1});
   CHECK(waitFor(pid, 20s) == 0);
   stopWriter(w);
   auto recs = d.records("q", 2);
