@@ -99,6 +99,8 @@ std::string socketPath(const std::string& dir = "", const std::string& name = ""
 // when the subscribed stream was removed from the running plan (the connection
 // then closes).
 inline constexpr const char* kEndMarker = "OUT_OF_BUSSINESS";
+// A data message's values and NULL flags (its `count`, `0`..`count-1` and `nullmap`).
+void recordOf(const Tree& m, std::vector<std::string>& values, std::vector<bool>& nulls);
 
 // ---------------------------------------------------------------- server
 struct StreamInfo {

@@ -32,6 +32,17 @@ const Tree* Tree::path(const std::string& dotted) const {
   return t;
 }
 
+void recordOf(const Tree& m, std::vector<std::string>& values, std::vector<bool>& nulls) {
+  const size_t n = size_t(std::max(0L, atol(m.get("count").c_str())));
+  const std::string map = m.get("nullmap");
+  values.assign(n, std::string());
+  nulls.assign(n, false);
+  for (size_t k = 0; k < n; ++k) {
+    values[k] = m.get(std::to_string(k));
+    nulls[k] = k < map.size() && map[k] == '1';
+  }
+}
+
 std::string Tree::get(const std::string& dotted, const std::string& def) const {
   const Tree* t = path(dotted);
   return t ? t->value : def;

@@ -17,11 +17,11 @@ using Json = nlohmann::json;
 
 // One data message of a subscription as the page's JSON.
 Json recordJson(const ipc::Tree& m) {
+  std::vector<std::string> text;
+  std::vector<bool> nulls;
+  ipc::recordOf(m, text, nulls);
   Json values = Json::array();
-  const size_t n = size_t(std::max(0L, atol(m.get("count").c_str())));
-  const std::string map = m.get("nullmap");
-  for (size_t k = 0; k < n; ++k)
-    values.push_back(k < map.size() && map[k] == '1' ? Json() : Json(m.get(std::to_string(k))));
+  for (size_t k = 0; k < text.size(); ++k) values.push_back(nulls[k] ? Json() : Json(text[k]));
   Json j;
   j["values"] = std::move(values);
   if (const ipc::Tree* n = m.path("n")) j["n"] = atoll(n->value.c_str());

@@ -402,18 +402,6 @@ int subscribe(Session& s, const Options& o, Schema& schema) {
   return kExitNoQueue;
 }
 
-// One data message as values and null flags.
-void decodeRecord(const ipc::Tree& m, std::vector<std::string>& values, std::vector<bool>& nulls) {
-  const size_t n = size_t(std::max(0L, atol(m.get("count").c_str())));
-  const std::string map = m.get("nullmap");
-  values.assign(n, std::string());
-  nulls.assign(n, false);
-  for (size_t k = 0; k < n; ++k) {
-    values[k] = m.get(std::to_string(k));
-    nulls[k] = k < map.size() && map[k] == '1';
-  }
-}
-
 // Renders the subscription's records until it ends; the reason it ended.
 std::string receive(Session& s, const Options& o, const KeyWatch& keys, Renderer& view, int64_t& rendered) {
   using clock = std::chrono::steady_clock;
@@ -444,7 +432,7 @@ std::string receive(Session& s, const Options& o, const KeyWatch& keys, Renderer
       view.lost(lost->value);
       continue;
     }
-    decodeRecord(m, values, nulls);
+    ipc::recordOf(m, values, nulls);
     const ipc::Tree* n = m.path("n");
     const ipc::Tree* t = m.path("t");
     view.record(values, nulls, n ? n->value : "", t ? t->value : "");
