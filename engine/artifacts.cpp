@@ -34,28 +34,33 @@ void Engine::Impl::openArtifacts(Stream& s) {
   }
 }
 
-void Engine::Impl::countNullRecords() {
-  for (auto* s : computed) {
-    if (!s->wrote || s->fusedInto) continue;
-    const int64_t newest = s->hist.newest();
-    for (int64_t n = newest - s->wrote + 1; n <= newest; ++n) {
-      const uint8_t *d, *nl;
-      if (s->hist.held(n, d, nl) && memchr(nl, 1, s->out.elems.size())) ++s->nullRecords;
-    }
+namespace {
+// Calls f(n, data, nulls) for each record the stream wrote in the block just run.
+template <class F>
+void forEachWritten(const Stream& s, F&& f) {
+  const int64_t newest = s.hist.newest();
+  for (int64_t n = newest - s.wrote + 1; n <= newest; ++n) {
+    const uint8_t *d, *nl;
+    if (s.hist.held(n, d, nl)) f(n, d, nl);
   }
+}
+}  // namespace
+
+void Engine::Impl::countNullRecords() {
+  for (auto* s : computed)
+    if (s->wrote && !s->fusedInto)
+      forEachWritten(*s, [&](int64_t, const uint8_t*, const uint8_t* nl) {
+        if (memchr(nl, 1, s->out.elems.size())) ++s->nullRecords;
+      });
 }
 
 // Record n of a computed stream is written in slot (n + 1 + tail) x interval.
 void Engine::Impl::publishRecords() {
-  for (auto* s : computed) {
-    if (!s->sink || !s->wrote) continue;
-    const int64_t newest = s->hist.newest();
-    for (int64_t n = newest - s->wrote + 1; n <= newest; ++n) {
-      const uint8_t *d, *nl;
-      if (!s->hist.held(n, d, nl)) continue;
-      s->sink->publish(n, ir::slotTimeText(s->q->interval, n + 1 + s->q->tail), d, nl);
-    }
-  }
+  for (auto* s : computed)
+    if (s->sink && s->wrote)
+      forEachWritten(*s, [&](int64_t n, const uint8_t* d, const uint8_t* nl) {
+        s->sink->publish(n, ir::slotTimeText(s->q->interval, n + 1 + s->q->tail), d, nl);
+      });
 }
 
 // Data first, then the index entries that cover it, then close. Returns the
