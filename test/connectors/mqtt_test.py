@@ -351,8 +351,12 @@ def broker_restart(work, broker, procs):
           eng.counter("r", "publish_dropped") >= 10)
     time.sleep(0.5)
     ns = [m["n"] for m in sub.messages()]
+    # A record in flight when the broker died may come first (the client sends it
+    # again); from the queue on, records follow without gaps.
+    queued = ns[1:] if len(ns) > 1 and ns[1] != ns[0] + 1 else ns
     check("after the outage the sink publishes in order, without gaps (%d messages)" % len(ns),
-          len(ns) > 5 and ns == list(range(ns[0], ns[0] + len(ns))), str(ns[:12]))
+          len(queued) > 5 and ns == sorted(set(ns)) and queued == list(range(queued[0], queued[0] + len(queued))),
+          str(ns[:12]))
 
 
 def tls_and_password(work, broker, procs):
