@@ -55,9 +55,27 @@ struct Lowering {
   llvm::FunctionCallee helper(const char* name, llvm::Type* ret, std::vector<llvm::Type*> args) {
     return M.getOrInsertFunction(name, llvm::FunctionType::get(ret, args, false));
   }
-  Value* ratCall(const char* name, const SV& a, const SV& b) {
+  // A helper whose result a NULL throws away is not called for it: the VM
+  // skips NULL operands, and a helper may count a rounding (ratRounded) that
+  // the VM would not. The result of the skipped call is 0.
+  Value* callUnlessNull(Value* isNull, llvm::FunctionCallee f, std::vector<Value*> args) {
+    llvm::Function* fn = B.GetInsertBlock()->getParent();
+    llvm::BasicBlock* from = B.GetInsertBlock();
+    auto* call = llvm::BasicBlock::Create(C, "call", fn);
+    auto* join = llvm::BasicBlock::Create(C, "join", fn);
+    B.CreateCondBr(isNull, join, call);
+    B.SetInsertPoint(call);
+    Value* r = B.CreateCall(f, args);
+    B.CreateBr(join);
+    B.SetInsertPoint(join);
+    llvm::PHINode* phi = B.CreatePHI(r->getType(), 2);
+    phi->addIncoming(llvm::Constant::getNullValue(r->getType()), from);
+    phi->addIncoming(r, call);
+    return phi;
+  }
+  Value* ratCall(const char* name, const SV& a, const SV& b, Value* isNull) {
     auto i32 = B.getInt32Ty();
-    return B.CreateCall(helper(name, B.getInt64Ty(), {i32, i32, i32, i32}), {a.v, a.den, b.v, b.den});
+    return callUnlessNull(isNull, helper(name, B.getInt64Ty(), {i32, i32, i32, i32}), {a.v, a.den, b.v, b.den});
   }
   void unpackRat(Value* packed, SV& r) {
     r.v = B.CreateTrunc(packed, B.getInt32Ty());
@@ -91,7 +109,9 @@ struct Lowering {
       case Type::UINT: s.v = B.CreateCall(helper("rdb_f2u32", B.getInt32Ty(), {dbl}), {d}); break;
       case Type::FLOAT: s.v = B.CreateFPTrunc(d, B.getFloatTy()); break;
       case Type::DOUBLE: s.v = d; break;
-      case Type::RATIONAL: unpackRat(B.CreateCall(helper("rdb_rationalize", B.getInt64Ty(), {dbl}), {d}), s); break;
+      case Type::RATIONAL:
+        unpackRat(callUnlessNull(s.null, helper("rdb_rationalize", B.getInt64Ty(), {dbl}), {d}), s);
+        break;
       default: throw Unsupported("string values");
     }
   }
@@ -198,7 +218,7 @@ struct Lowering {
           r.den = B.getInt32(1);
         } else {  // INT32_MIN and UINT above 2^31-1 saturate (and count): ir::val::ratFromInt
           Value* w = f == Type::UINT ? B.CreateZExt(s.v, B.getInt64Ty()) : B.CreateSExt(s.v, B.getInt64Ty());
-          unpackRat(B.CreateCall(helper("rdb_rat_from_int", B.getInt64Ty(), {B.getInt64Ty()}), {w}), r);
+          unpackRat(callUnlessNull(s.null, helper("rdb_rat_from_int", B.getInt64Ty(), {B.getInt64Ty()}), {w}), r);
         }
       } else if constexpr (t == Type::FLOAT || t == Type::DOUBLE) {
         llvm::Type* d = ty(t);
@@ -230,7 +250,7 @@ struct Lowering {
   template <class T>
   void arith(const char* ratHelper, llvm::Instruction::BinaryOps floatOp, llvm::Instruction::BinaryOps intOp) {
     if constexpr (std::is_same_v<T, RAT>)
-      binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall(ratHelper, a, b), r); });
+      binary<T>([&](SV& a, SV& b, SV& r) { unpackRat(ratCall(ratHelper, a, b, r.null), r); });
     else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>)
       binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateBinOp(floatOp, a.v, b.v); });
     else binary<T>([&](SV& a, SV& b, SV& r) { r.v = B.CreateBinOp(intOp, a.v, b.v); });
@@ -254,7 +274,7 @@ struct Lowering {
       Value* zero = isZero(b);
       r.null = B.CreateOr(r.null, zero);  // division by zero gives NULL
       if constexpr (std::is_same_v<T, RAT>) {
-        unpackRat(ratCall("rdb_rat_div", a, b), r);
+        unpackRat(ratCall("rdb_rat_div", a, b, r.null), r);
       } else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>) {
         r.v = B.CreateFDiv(a.v, b.v);
       } else if constexpr (std::is_same_v<T, I32>) {
@@ -273,7 +293,7 @@ struct Lowering {
     binary<T>([&](SV& a, SV& b, SV& r) {
       auto i32 = B.getInt32Ty(), i64 = B.getInt64Ty();
       if constexpr (std::is_same_v<T, RAT>) {
-        unpackRat(ratCall("rdb_pow_rat", a, b), r);
+        unpackRat(ratCall("rdb_pow_rat", a, b, r.null), r);
         r.null = B.CreateOr(r.null, B.CreateICmpEQ(r.den, B.getInt32(0)));
       } else if constexpr (std::is_same_v<T, F32> || std::is_same_v<T, F64>) {
         const bool f = std::is_same_v<T, F32>;

@@ -225,8 +225,16 @@ TEST_CASE("JIT and VM write identical bytes for random programs", "[jit][differe
         }
         std::fill(o1.begin(), o1.end(), 0xAA);
         std::fill(o2.begin(), o2.end(), 0x55);
+        // The roundings each counts (xretractor -v, /metrics) must agree too.
+        const uint64_t r0 = ir::val::ratRounded();
         REQUIRE(m.run(c.prog, c.in, {in.data(), inNull.data()}, c.out, {o1.data(), n1.data()}));
+        const uint64_t r1 = ir::val::ratRounded();
         res[i].fn(in.data(), inNull.data(), o2.data(), n2.data());
+        const uint64_t r2 = ir::val::ratRounded();
+        if (r1 - r0 != r2 - r1) {
+          INFO("VM rounded " << r1 - r0 << ", JIT rounded " << r2 - r1);
+          CHECK(r1 - r0 == r2 - r1);
+        }
         if (o1 != o2 || n1 != n2) {
           std::ostringstream s;
           for (auto b : in) s << int(b) << ' ';
