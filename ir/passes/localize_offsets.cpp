@@ -12,38 +12,48 @@ namespace {
 
 // A stream can reach q by several paths (`(s > 1) + s`): the shallowest path
 // names it (a direct operand always wins), the first one at equal depth.
-// Names reached at one depth at two different places are ambiguous.
+// Names reached at one depth at two different places are ambiguous. A path
+// through a window or a reducer (a history aggregate's `R(X @ (1, W))` over
+// s) comes after every plain one: its record holds folded values, not s's
+// elements, so it never names s when a plain path does (nor ties with one).
 struct Reach {
   SourceOffsets& out;
-  std::map<std::string, int> depth;
-  void note(const std::string& u, int g, int d, bool via) {
-    auto it = depth.find(u);
-    if (it != depth.end()) {
-      if (d == it->second && out.offset[u] != g) out.ambiguous.insert(u);
-      if (d >= it->second) return;
+  std::map<std::string, std::pair<bool, int>> rank;  // (through a window or reducer, depth)
+  void note(const std::string& u, int g, std::pair<bool, int> k, bool via) {
+    auto it = rank.find(u);
+    if (it != rank.end()) {
+      if (k == it->second && out.offset[u] != g) out.ambiguous.insert(u);
+      if (k >= it->second) return;
       out.ambiguous.erase(u);
     }
-    depth[u] = d;
+    rank[u] = k;
     out.offset[u] = g;
     if (via) out.viaInterleave.insert(u);
     else out.viaInterleave.erase(u);
   }
 };
 
-void collect(FlatIndex& flat, const std::string& s, int base, bool viaHash, int d, Reach& r) {
+bool reshapes(const Query& q) {
+  const Op op = q.program.empty() ? Op::PUSH_STREAM : q.program.back().op;
+  return op == Op::STREAM_AGSE || op == Op::STREAM_AVG || op == Op::STREAM_MIN || op == Op::STREAM_MAX ||
+         op == Op::STREAM_SUM;
+}
+
+void collect(FlatIndex& flat, const std::string& s, int base, bool viaHash, bool reshaped, int d, Reach& r) {
   const Plan& p = flat.plan();
   const Query* q = p.find(s);
   if (!q || !q->isSubstrat) return;
   bool hash = false;
   for (auto& t : q->program)
     if (t.op == Op::STREAM_HASH) hash = true;
+  reshaped = reshaped || reshapes(*q);
   int o = 0;
   for (auto& t : q->program) {
     if (t.op != Op::PUSH_STREAM) continue;
     const std::string& u = std::get<std::string>(t.v);
     int g = hash ? base : base + o;
-    r.note(u, g, d, viaHash || hash);
-    collect(flat, u, g, viaHash || hash, d + 1, r);
+    r.note(u, g, {reshaped, d}, viaHash || hash);
+    collect(flat, u, g, viaHash || hash, reshaped, d + 1, r);
     if (!hash) {
       if (const Query* uq = p.find(u)) o += flat.width(*uq);
     }
@@ -67,7 +77,7 @@ SourceOffsets offsetsOf(FlatIndex& flat, const Query& q, const std::set<std::str
   }
   // Both operands of `s + s` are one record: the later position names it.
   for (auto& [s, base] : direct) {
-    r.depth[s] = 0;
+    r.rank[s] = {false, 0};
     out.offset[s] = hash ? 0 : base;
     if (hash) out.viaInterleave.insert(s);
   }
@@ -79,7 +89,7 @@ SourceOffsets offsetsOf(FlatIndex& flat, const Query& q, const std::set<std::str
       if (n != q.id && !out.offset.count(n)) all = false;
     if (all) return out;
   }
-  for (auto& [s, base] : direct) collect(flat, s, hash ? 0 : base, hash, 1, r);
+  for (auto& [s, base] : direct) collect(flat, s, hash ? 0 : base, hash, false, 1, r);
   return out;
 }
 

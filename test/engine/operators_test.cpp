@@ -298,3 +298,27 @@ TEST_CASE("a window over BYTE and INTEGER fields widens every element (copying w
     }
   }
 }
+
+// Four history aggregates make the FROM `s + R1 + R2 + R3 + R4`; the last
+// reducer reaches s through its window as deep as the chain reaches s itself.
+// s[k] must still name s's element (not a place in a folded window), in the
+// fields and in every mode.
+TEST_CASE("s[k] beside several history aggregates names s's own element", "[engine][history-aggregates]") {
+  for (const char* mode : {"", " --interpret"}) {
+    INFO("mode:" << mode);
+    RunDir d;
+    d.write("src.txt", "1 10\n2 20\n3 30\n4 40\n5 50\n6 60\n");
+    REQUIRE(d.run("STORAGE '.'\n"
+                  "DECLARE a INTEGER, b INTEGER STREAM s, 1 TEXTFILE 'src.txt' ONESHOT\n"
+                  "SELECT s[1], MIN(s[0] : 2), MAX(s[1] : 2), SUMC(s[0] : 3), AVG(s[1] : 2), s[0] * 100 STREAM r "
+                  "FROM s\n",
+                  std::string("--no-clock -m 7") + mode) == 0);
+    // INTEGER, four RATIONALs (numerator, denominator), INTEGER; the first
+    // record is the one whose widest window (3) is full: a = 3.
+    auto r = d.records("r", 10);
+    REQUIRE(r.size() == 4);
+    CHECK(r[0] == Rec{30, 2, 1, 30, 1, 6, 1, 25, 1, 300});
+    // a = 4, b = 40: windows {4,3}, {40,30}, {4,3,2}, {40,30}.
+    CHECK(r[1] == Rec{40, 3, 1, 40, 1, 9, 1, 35, 1, 400});
+  }
+}
