@@ -193,6 +193,12 @@ struct Options {
 // records costs about 10^8 records.
 int64_t historyRing(int64_t demand);
 
+// A located compile warning (grouping that differs from the book, deprecated forms).
+struct Warning {
+  SrcLoc loc;
+  std::string message;
+};
+
 struct Plan {
   std::vector<Query> queries;
   std::map<std::string, int> maxCapacity;
@@ -201,6 +207,7 @@ struct Plan {
   std::set<std::string> newIds;
   std::set<std::string> frozenIds;  // ad hoc import: running streams no pass may rewrite or remove
   std::string sourceFile;           // for error messages
+  std::vector<Warning> warnings;        // located compile warnings of the passes (errors under --strict)
 
   // Lookups by id return the first entry with that id. They go through an
   // id -> position index that is rebuilt when `queries` changed (another
@@ -238,11 +245,6 @@ std::pair<Type, int> widest(const Query& q);
 
 // ---------------------------------------------------------------- errors
 // Three error channels with their own exit codes (see docs/compatibility.md).
-// A located compile warning (grouping that differs from the book, deprecated forms).
-struct Warning {
-  SrcLoc loc;
-  std::string message;
-};
 
 struct CompileError : std::runtime_error {  // "Check result" class, exit 71
   SrcLoc loc;

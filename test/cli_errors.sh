@@ -2,7 +2,8 @@
 # Runs `xretractor -c` on every test/errors/*.rql. The first line of each file
 # says what must happen:   # expect: EXIT LINE:COL message fragment
 # Checks the exit status, that nothing is printed on stdout, and that stderr
-# holds "FILE:LINE:COL: error: ...fragment...".
+# holds "FILE:LINE:COL: error: ...fragment...". An optional second line
+# `# args: ...` gives more options (e.g. --strict for a warning).
 set -u
 xr=$1
 dir=$2
@@ -11,7 +12,9 @@ for f in "$dir"/*.rql; do
   spec=$(head -1 "$f" | sed -n 's/^# expect: //p')
   want_rc=${spec%% *}; rest=${spec#* }
   want_pos=${rest%% *}; want_msg=${rest#* }
-  out=$(cd "$dir" && "$xr" -c "$(basename "$f")" 2>/tmp/cli_err.$$); rc=$?
+  args=$(sed -n '2s/^# args: //p' "$f")
+  # shellcheck disable=SC2086 # the options split as written
+  out=$(cd "$dir" && "$xr" -c "$(basename "$f")" $args 2>/tmp/cli_err.$$); rc=$?
   err=$(cat /tmp/cli_err.$$)
   name=$(basename "$f")
   if [ "$rc" != "$want_rc" ]; then

@@ -106,18 +106,23 @@ int compileFile(const std::string& argv0, const std::string& file, const ir::Opt
 int compileText(const std::string& text, const std::string& file, const ir::Options& opt, ir::Plan& out, bool strict,
                 std::string* sink) {
   try {
+    // Warnings of the parser and of the passes, located; true when they fail the compile.
+    auto warn = [&](const std::vector<ir::Warning>& ws) {
+      for (auto& w : ws)
+        say(sink,
+            fmt::format("{}:{}:{}: {}: {}\n", file, w.loc.line, w.loc.col, strict ? "error" : "warning", w.message));
+      return strict && !ws.empty();
+    };
     std::vector<ir::Warning> warnings;
     auto statements = rql::parseText(text, &warnings);
-    for (auto& w : warnings)
-      say(sink,
-          fmt::format("{}:{}:{}: {}: {}\n", file, w.loc.line, w.loc.col, strict ? "error" : "warning", w.message));
-    if (strict && !warnings.empty()) return kExitCheck;
+    if (warn(warnings)) return kExitCheck;
     if (statements.empty()) {
       say(sink, fmt::format("{}: error: empty file: no statement found\n", file));
       return kExitCheck;
     }
     out = ir::compile(std::move(statements), opt);
     out.sourceFile = file;
+    if (warn(out.warnings)) return kExitCheck;
     return 0;
   } catch (const rql::SyntaxError& e) {
     report(file, e.loc, e.what(), sink);

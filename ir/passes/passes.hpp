@@ -96,7 +96,7 @@ void applyDefaultRetention(Plan& p);  // storage.default_retention on DEFAULT/DI
 
 // validate.cpp
 void validateDirectives(const Plan& p);
-void validateRetention(const Plan& p);  // the RETENTION form fits the store: segments on files, a ring in memory
+void validateRetention(Plan& p);  // the RETENTION form fits the store: segments on files, a ring in memory
 void validateConstraints(const Plan& p);
 void checkDuplicateNames(const Plan& p);
 // Per stream: field <= 65536 elements (STRING: bytes), record <= 1 MiB, <= 2^18 elements; the whole

@@ -215,7 +215,9 @@ void validateDirectives(const Plan& p) {
 // store (DEFAULT, DIRECT), a one-number `RETENTION n` sizes a memory ring
 // (STORAGE MEMORY, VOLATILE). Runs before substrates exist: every policy ring
 // of a SELECT that is not VOLATILE then comes from a one-number RETENTION.
-void validateRetention(const Plan& p) {
+// The one-number form on a file store is a warning (an error under --strict):
+// plans written for the reference use it, and it bounds nothing there either.
+void validateRetention(Plan& p) {
   for (auto& q : p.queries) {
     if (q.isDirective() || q.isDeclaration() || q.isSubstrat) continue;
     std::string profile = q.storageProfile;
@@ -229,11 +231,11 @@ void validateRetention(const Plan& p) {
                              std::to_string(q.retentionCapacity) + " to size its ring",
                          q.loc);
     if (q.policyCapacity > 0 && !q.isVolatile && !memory)
-      throw CompileError("RETENTION " + std::to_string(q.policyCapacity) + " of stream '" + q.id +
-                             "' has no segment count; on a file store (" + where + ") write RETENTION " +
-                             std::to_string(q.policyCapacity) +
-                             " <segments>; a one-number RETENTION sizes a MEMORY or VOLATILE ring",
-                         q.loc);
+      p.warnings.push_back({q.loc, "RETENTION " + std::to_string(q.policyCapacity) + " of stream '" + q.id +
+                                       "' has no segment count: on a file store (" + where +
+                                       ") the file keeps every record and the in-memory history follows "
+                                       "the plan's demand; write RETENTION " +
+                                       std::to_string(q.policyCapacity) + " <segments> for a bounded file"});
   }
 }
 
