@@ -60,6 +60,7 @@ struct StreamStatus {
   // DEVICE sources: records read, and records that were NULL (none complete by the deadline, or no device).
   bool device = false;
   uint64_t reads = 0, misses = 0;
+  uint64_t outOfRange = 0;  // declared sources: values outside their field's type, stored NULL
   // MQTT sources: messages received, payloads that were no record, records never taken.
   bool mqtt = false;
   uint64_t received = 0, malformed = 0, dropped = 0;

@@ -32,6 +32,7 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
     st.reads = s.source->reads();
     st.misses = s.source->misses();
   }
+  if (s.declared && s.source) st.outOfRange = s.source->outOfRange();
   if (connectors::SourceCounters c; s.source && connectors::mqttSourceCounters(*s.source, c)) {
     st.mqtt = true;
     st.received = c.received;

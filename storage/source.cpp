@@ -73,30 +73,16 @@ static Digits scanDigits(std::string_view t, uint64_t cap) {
   return d;
 }
 
-int32_t parseInt32(std::string_view t) {
-  int32_t v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (p != t.data()) {
-    if (ec == std::errc::result_out_of_range) return t[0] == '-' ? INT32_MIN : INT32_MAX;
-    return v;
-  }
-  const Digits d = scanDigits(t, uint64_t(INT32_MAX) + 1);
-  if (d.over) return d.neg ? INT32_MIN : INT32_MAX;
-  if (!d.any) return 0;
-  const int64_t acc = d.neg ? -int64_t(d.acc) : int64_t(d.acc);
-  if (acc > INT32_MAX) return INT32_MAX;
-  if (acc < INT32_MIN) return INT32_MIN;
-  return int32_t(acc);
-}
-
-uint32_t parseUint32(std::string_view t) {
-  uint32_t v = 0;
-  auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-  if (p != t.data()) return ec == std::errc::result_out_of_range ? UINT32_MAX : v;
-  const Digits d = scanDigits(t, UINT32_MAX);
-  if (d.over) return UINT32_MAX;
-  if (!d.any) return 0;
-  return d.neg ? uint32_t(0u - uint32_t(d.acc)) : uint32_t(d.acc);
+// An integer token: an optional sign and digits, as stream extraction reads
+// them ("+5" is 5, "12abc" is 12, no digits is 0). False when the value is
+// outside [lo, hi]: the field is then NULL, never a clamped or wrapped value.
+bool parseInteger(std::string_view t, int64_t lo, int64_t hi, int64_t& out) {
+  const Digits d = scanDigits(t, uint64_t(1) << 33);  // past every 32-bit range
+  out = 0;
+  if (d.over) return false;
+  if (!d.any) return true;
+  out = d.neg ? -int64_t(d.acc) : int64_t(d.acc);
+  return out >= lo && out <= hi;
 }
 
 // Decimal or exponent form only (no inf, nan or hex); out of range clamps.
@@ -173,19 +159,21 @@ class TextSource : public Source {
         continue;
       }
       switch (el.type) {
-        case ir::Type::BYTE: {
-          uint8_t v = uint8_t(parseUint32(tok));
-          memcpy(d, &v, 1);
-          break;
-        }
-        case ir::Type::INTEGER: {
-          int32_t v = parseInt32(tok);
-          memcpy(d, &v, 4);
-          break;
-        }
+        case ir::Type::BYTE:
+        case ir::Type::INTEGER:
         case ir::Type::UINT: {
-          uint32_t v = parseUint32(tok);
-          memcpy(d, &v, 4);
+          const int64_t lo = el.type == ir::Type::INTEGER ? INT32_MIN : 0;
+          const int64_t hi = el.type == ir::Type::BYTE ? 255 : el.type == ir::Type::INTEGER ? INT32_MAX : UINT32_MAX;
+          int64_t v;
+          if (!parseInteger(tok, lo, hi, v)) {
+            nulls[e] = 1;
+            outOfRange(tok, e);
+          } else if (el.type == ir::Type::BYTE) {
+            d[0] = uint8_t(v);
+          } else {
+            const uint32_t w = uint32_t(v);  // INTEGER: two's complement of v
+            memcpy(d, &w, 4);
+          }
           break;
         }
         case ir::Type::FLOAT: {
@@ -202,9 +190,24 @@ class TextSource : public Source {
       }
     }
     if (hitEof_ && read_ == 0) exhausted_ = true;  // nothing real in it: a synthetic record
+    ++record_;
   }
+  uint64_t outOfRange() const override { return outOfRange_; }
 
  private:
+  // A value outside its field's type: counted, and logged (the first 10, then
+  // every 1000th) with the file, byte offset, record and element, the token cut short.
+  void outOfRange(std::string_view tok, size_t element) {
+    if (++outOfRange_ > 10 && outOfRange_ % 1000 != 0) return;
+    const size_t at = pos_ - tok.size();
+    const std::string shown = tok.size() > 40 ? std::string(tok.substr(0, 40)) + "..." : std::string(tok);
+    fprintf(stderr,
+            "warning: TEXTFILE source %s at byte %zu (record %llu, element %zu): '%s' is out of the range of %s; "
+            "stored NULL (%llu so far)\n",
+            path_.c_str(), at, (unsigned long long)record_, element, shown.c_str(),
+            ir::typeName(layout_.elems[element].type), (unsigned long long)outOfRange_);
+  }
+
   // Next whitespace-separated token; wraps to the start unless one-shot.
   bool token(std::string_view& out) {
     for (int pass = 0; pass < 2; ++pass) {
@@ -268,6 +271,7 @@ class TextSource : public Source {
   bool hitEof_ = false;  // one-shot: the end was reached; later records are synthetic
   int read_ = 0;         // fields of the current record that found a token
   bool hasToken_ = false;
+  uint64_t record_ = 0, outOfRange_ = 0;  // records read; values outside their type (stored NULL)
 };
 
 // ------------------------------------------------------------ binary

@@ -32,6 +32,8 @@ class Source {
   // Records read, and records that were NULL because none was complete in time.
   virtual uint64_t reads() const { return 0; }
   virtual uint64_t misses() const { return 0; }
+  // Values that did not fit their field's type (TEXTFILE): stored NULL, counted and logged.
+  virtual uint64_t outOfRange() const { return 0; }
   const std::string& path() const { return path_; }
 
  protected:

@@ -296,9 +296,10 @@ int cmdDetail(Session& s, const Options& o) {
     stream["reads"] = d.get("db.reads");
     stream["misses"] = d.get("db.misses");
   }
-  // MQTT sources and PUBLISH sinks (docs/connectors.md).
+  // Values out of their type's range (stored NULL), MQTT sources and PUBLISH sinks (docs/connectors.md).
   for (const char* key :
-       {"connected", "received", "malformed", "dropped", "published", "publish_dropped", "publish_queued"})
+       {"out_of_range", "connected", "received", "malformed", "dropped", "published", "publish_dropped",
+        "publish_queued"})
     if (d.path(std::string("db.") + key)) stream[key] = d.get(std::string("db.") + key);
   Json fields = Json::object();
   for (auto& [name, type] : sc.fields) {

@@ -554,6 +554,8 @@ int runEngine(Instance& inst, const ir::Plan& plan, const RunArgs& a, PlanSwitch
         if (st.rounded) fmt::print("rounded: {} {} values to the nearest RATIONAL\n", st.id, st.rounded);
       for (auto& st : eng.status())
         if (st.device) fmt::print("device: {} {} reads, {} misses\n", st.id, st.reads, st.misses);
+      for (auto& st : eng.status())
+        if (st.outOfRange) fmt::print("source: {} {} values out of range, stored NULL\n", st.id, st.outOfRange);
       for (auto& st : eng.status()) {
         if (st.mqtt)
           fmt::print("mqtt: {} {} received, {} malformed, {} dropped\n", st.id, st.received, st.malformed, st.dropped);

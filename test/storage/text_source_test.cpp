@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include "ir/layout.hpp"
@@ -12,9 +13,10 @@
 
 namespace {
 
-// Reads `token` as the only field of a one-field text source of type `t`.
+// Reads `token` as the only field of a one-field text source of type `t`;
+// nullopt when the field is NULL. `outOfRange` gets the source's count.
 template <class T>
-T readAs(ir::Type t, const std::string& token) {
+std::optional<T> readAs(ir::Type t, const std::string& token, uint64_t* outOfRange = nullptr) {
   char path[] = "/tmp/rdb-text-source-XXXXXX";
   int fd = mkstemp(path);
   REQUIRE(fd >= 0);
@@ -27,6 +29,8 @@ T readAs(ir::Type t, const std::string& token) {
   uint8_t rec[16] = {}, nulls[4] = {};
   src->next(rec, nulls);
   std::remove(path);
+  if (outOfRange) *outOfRange = src->outOfRange();
+  if (nulls[0]) return std::nullopt;
   T v;
   memcpy(&v, rec, sizeof v);
   return v;
@@ -34,20 +38,32 @@ T readAs(ir::Type t, const std::string& token) {
 
 }  // namespace
 
-TEST_CASE("text source integers: decimal, signs, saturation, junk", "[storage][sources]") {
+// A value outside its type is NULL and counted, never clamped or wrapped into
+// a value that looks like data.
+TEST_CASE("text source integers: decimal, signs, out of range, junk", "[storage][sources]") {
   using ir::Type;
   CHECK(readAs<int32_t>(Type::INTEGER, "42") == 42);
   CHECK(readAs<int32_t>(Type::INTEGER, "-2147483648") == INT32_MIN);
-  CHECK(readAs<int32_t>(Type::INTEGER, "2147483648") == INT32_MAX);
-  CHECK(readAs<int32_t>(Type::INTEGER, "-99999999999") == INT32_MIN);
+  CHECK(readAs<int32_t>(Type::INTEGER, "2147483647") == INT32_MAX);
+  uint64_t counted = 0;
+  CHECK(readAs<int32_t>(Type::INTEGER, "2147483648", &counted) == std::nullopt);
+  CHECK(counted == 1);
+  CHECK(readAs<int32_t>(Type::INTEGER, "-2147483649") == std::nullopt);
+  CHECK(readAs<int32_t>(Type::INTEGER, "-99999999999") == std::nullopt);
   CHECK(readAs<int32_t>(Type::INTEGER, "+7") == 7);
-  CHECK(readAs<int32_t>(Type::INTEGER, "+99999999999") == INT32_MAX);
-  CHECK(readAs<int32_t>(Type::INTEGER, "12abc") == 12);
+  CHECK(readAs<int32_t>(Type::INTEGER, "+99999999999999999999999") == std::nullopt);
+  CHECK(readAs<int32_t>(Type::INTEGER, "12abc", &counted) == 12);
+  CHECK(counted == 0);
   CHECK(readAs<int32_t>(Type::INTEGER, "abc") == 0);
   CHECK(readAs<uint32_t>(Type::UINT, "4294967295") == UINT32_MAX);
-  CHECK(readAs<uint32_t>(Type::UINT, "4294967296") == UINT32_MAX);
+  CHECK(readAs<uint32_t>(Type::UINT, "4294967296") == std::nullopt);
   CHECK(readAs<uint32_t>(Type::UINT, "+9") == 9);
-  CHECK(readAs<uint32_t>(Type::UINT, "-5") == uint32_t(0u - 5u));
-  CHECK(readAs<uint32_t>(Type::UINT, "-99999999999") == UINT32_MAX);
-  CHECK(readAs<uint32_t>(Type::UINT, "x") == 0);
+  CHECK(readAs<uint32_t>(Type::UINT, "-5") == std::nullopt);
+  CHECK(readAs<uint32_t>(Type::UINT, "-0") == 0u);
+  CHECK(readAs<uint32_t>(Type::UINT, "-99999999999") == std::nullopt);
+  CHECK(readAs<uint32_t>(Type::UINT, "x") == 0u);
+  CHECK(readAs<uint8_t>(Type::BYTE, "255") == 255);
+  CHECK(readAs<uint8_t>(Type::BYTE, "256", &counted) == std::nullopt);
+  CHECK(counted == 1);
+  CHECK(readAs<uint8_t>(Type::BYTE, "-1") == std::nullopt);
 }
