@@ -18,6 +18,8 @@ namespace {
 
 constexpr double kMaxSourcesTimeoutS = 86400;
 
+Config gLoaded;
+
 // A value as the file wrote it, for messages.
 std::string text(toml::node_view<const toml::node> v) {
   std::ostringstream out;
@@ -42,6 +44,7 @@ void apply(Config& c, const toml::table& t, const std::string& file) {
   if (auto v = t["paths"]["lock_dir"].value<std::string>()) c.lockDir = *v;
   if (auto v = t["metrics"]["listen"].value<std::string>()) c.metricsListen = *v;
   if (auto v = t["http"]["listen"].value<std::string>()) c.httpListen = *v;
+  intKey("http", "max_clients", c.httpMaxClients, 1, 64);
   if (auto v = t["mqtt"]["user"].value<std::string>()) c.mqttUser = *v;
   if (auto v = t["mqtt"]["password"].value<std::string>()) c.mqttPassword = *v;
   if (auto v = t["mqtt"]["ca_file"].value<std::string>()) c.mqttCaFile = *v;
@@ -127,8 +130,11 @@ Config loadConfig(const std::optional<std::string>& explicitFile) {
     }
   }
   if (!c.storageDir.empty() && c.storageDir.back() != '/') c.storageDir += '/';
+  gLoaded = c;
   return c;
 }
+
+const Config& loadedConfig() { return gLoaded; }
 
 void validateSourcesTimeout(const Config& c) {
   if (!c.sourcesTimeoutError.empty())

@@ -34,6 +34,7 @@ struct Config {
   int mqttKeepAliveS = 5;             // mqtt.keepalive_s
   int mqttDrainS = 5;
   std::string httpListen;     // http.listen: HOST:PORT of the live page (empty: off)
+  int httpMaxClients = 64;    // http.max_clients: live plots (SSE streams) the page serves at once
   std::string metricsListen;  // metrics.listen: HOST:PORT of /metrics (empty: off)                 // mqtt.drain_s: a
                               // sink's last records at the end of a run
   std::vector<std::string> warnings;  // invalid values that fell back to their defaults
@@ -42,6 +43,9 @@ struct Config {
 // Loads /etc/retractor/retractor.toml, then the user's file; with `explicitFile`
 // only that file. Throws std::runtime_error with a message for the user.
 Config loadConfig(const std::optional<std::string>& explicitFile);
+
+// What the last loadConfig() returned: the live page reads its [http] limits here.
+const Config& loadedConfig();
 
 // sources.timeout_s must be a number of seconds from 0 to 86400 (xretractor).
 // Throws std::runtime_error("Configuration error: sources.timeout_s ...").

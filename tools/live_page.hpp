@@ -2,7 +2,8 @@
 // the chosen ones live. It is an xqry-like client of the engine's own socket
 // (the list is `get`, each plot a `show` subscription), served by
 // cpp-httplib on threads of its own; records reach the browser as
-// Server-Sent Events. Nothing here touches the engine's thread.
+// Server-Sent Events, at most http.max_clients streams at once (a 503 beyond).
+// Nothing here touches the engine's thread.
 #pragma once
 
 #include <memory>
