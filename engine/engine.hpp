@@ -26,6 +26,9 @@ struct Options {
   // A DEVICE without TIMEOUT waits this long (seconds) for its record ([sources] timeout_s).
   double deviceTimeout = 0;
   int threads = 0;  // 0 = all cores, 1 = serial
+  // Independent pipelines side by side from the first block, whatever they
+  // cost (--parallel); else only when their measured cost says it pays.
+  bool forceParallel = false;
   bool verbose = false;
   bool interpret = false;  // run field programs on the VM even when the JIT is built
   bool stopOnKey = false;  // a byte on a terminal stdin stops the run (xretractor without -k)

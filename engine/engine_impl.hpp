@@ -5,7 +5,7 @@
 //   artifacts.cpp  each stream's stored files (through storage/)
 //   native.cpp     JIT compiles and switching streams to native code
 //   scheduler.cpp  the slot clock, blocks of slots, the run loop
-//   parallel.cpp   the oneTBB flow graph and the serial-or-parallel trial
+//   parallel.cpp   pipelines timed, packed into one bin per thread, run on a oneTBB flow graph
 //   live_plan.cpp  status, newest records, admitting and removing ad hoc streams
 #pragma once
 
@@ -29,10 +29,12 @@
 
 namespace engine {
 
-// Blocks whose time is spent deciding whether the flow graph pays off (6 each way).
-constexpr int kTrialBlocks = 15;
-constexpr int kTrialWarmUp = 3;  // blocks not counted: the worker threads are still starting
-constexpr int kRetrials = 3;     // after 64, 128 and 256 more blocks
+// Serial blocks that time every stream before the pipelines are placed
+// (parallel.cpp), after a warm-up block; and what handing a block to the
+// worker threads costs, in ns (their wake-up and the wait for the last).
+constexpr int kCostBlocks = 4;
+constexpr int kCostWarmUp = 1;
+constexpr int64_t kHandOffNs = 20000;
 // Slots per block (offline and behind schedule), unless Options say otherwise.
 constexpr int kBlockSlots = 512;
 constexpr auto kTierUpAfter = std::chrono::milliseconds(300);
@@ -59,21 +61,15 @@ struct Engine::Impl {
   uint64_t nextSerial = 1;
   std::set<std::string> unitsGone;  // ad hoc JIT units whose code was released
   bool abandonedCompile = false;    // shutdown left a background compile running
-  // The flow graph is kept only if it beats the plain loop: the first slots of
-  // a run are timed both ways (warm-up, serial, graph thirds).
-  int schedTrial = 0;
-  std::vector<std::chrono::steady_clock::duration> serialTimes, graphTimes;
-  // A trial that chose the plain loop is run again a few times later: the
-  // worker thread may not have been free in the first blocks.
-  int retrials = 0;
-  int64_t retrialAt = -1;  // slot count at which the next trial starts
-  int64_t slotsRun = 0;
-  void timeTrialBlock(std::chrono::steady_clock::duration d, bool serial);
+  // Parallel runs: serial blocks timed so far (-1: placed, or nothing to
+  // place), and each stream's time in each of them (by stream index).
+  int costBlocks = -1;
+  std::vector<std::vector<int64_t>> streamNs;
   int blockSlots = kBlockSlots;    // the most slots one block runs
   std::vector<int64_t> gridProbe;  // counters moved ahead to count the slots already due
   bool liveSource = false;         // a DEVICE source: one slot at a time
   // Clocked runs: when the current slot started, and the run's stop request
-  // (a DEVICE deadline wait ends early on it).
+  // (a DEVICE deadline wait ends early on it, so does a sink's wait for a broker).
   std::chrono::steady_clock::time_point slotStart{};
   const std::atomic<bool>* stopFlag = nullptr;
   int64_t blockRecordBytes = 0;  // one record of every stream (data and flags)
@@ -87,8 +83,8 @@ struct Engine::Impl {
 #if RDB_WITH_JIT
   std::shared_ptr<JitWorker> jitw;  // owns the JIT; compiles ad hoc units off the slot thread
   // The plan's optimised tier, submitted once the run has lasted kTierUpAfter
-  // (a short run keeps its quick code) and the scheduler trial is over (the
-  // compile would take the core the trial measures).
+  // (a short run keeps its quick code) and the pipelines are placed (the
+  // compile would take a core while their cost is measured).
   std::unique_ptr<JitWorker::Job> tierUp;
   void adopt(std::vector<JitWorker::Job>& jobs);
   void adoptCompiled();
@@ -106,9 +102,11 @@ struct Engine::Impl {
   void openArtifacts(Stream& s);
   void publishRecords();    // PUBLISH streams: the records of the block just run
   void countNullRecords();  // Options::countNulls: the block's records with a NULL element
-  void buildGraph();
+  void buildGraph();  // (again after a plan change) times the next blocks, then places the pipelines
   int threadCount() const;
-  bool independentStreams() const;
+  bool independentStreams() const;  // more than one pipeline
+  std::vector<std::vector<Stream*>> pipelines() const;
+  void placePipelines();
   // Field programs and rule conditions to native code; `background`: on the
   // JIT worker, the streams run on the VM until adoptCompiled() switches them.
   void compileNative(const std::vector<Stream*>& which, const std::string& unit, bool background = false);
@@ -147,7 +145,7 @@ struct Engine::Impl {
   // Releases the held sources that any of `consumers` reads through the record
   // accessor. Only on the engine thread between slots, so it never races a read.
   void releaseHolds(const std::vector<Stream*>& consumers);
-  void runStreams(bool serial);
+  void runStreams();
   void runStream(Stream& s);
 };
 

@@ -300,10 +300,7 @@ Admission Engine::admit(const ir::Plan& cand) {
   m.releaseHolds(added);  // a held source read by a new consumer is read from the next slot on
   // Native code comes later, from the JIT worker; until then the VM runs them.
   if (!m.opt.interpret && !added.empty()) m.compileNative(added, "adhoc" + std::to_string(++m.adhocUnits), true);
-  if (m.graph) {  // the flow graph gets the new nodes
-    m.dropGraph();
-    m.buildGraph();
-  }
+  m.buildGraph();  // the new streams' pipelines are timed and placed too
   return {Admission::Result::ADMITTED, {}};
 }
 
@@ -417,10 +414,7 @@ void Engine::Impl::compact() {
   streams = std::move(kept);
   updateLiveSource();
   returnFreeMemory();  // the removed streams' histories and buffers go back to the system
-  if (graph) {
-    dropGraph();
-    buildGraph();
-  }
+  buildGraph();
 }
 
 namespace {

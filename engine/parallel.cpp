@@ -1,62 +1,58 @@
-// The flow graph that runs independent streams side by side, and the trial
-// that keeps it only when it beats the plain loop.
+// Running independent pipelines side by side. The first blocks of a run
+// (and of a changed plan) run serially with every stream timed; then the
+// pipelines (computed streams joined by reads) are packed by that cost into
+// one bin per thread, and a oneTBB flow graph runs the bins at once, each bin
+// in plan order, when the busiest bin is clearly cheaper than the whole.
+// A plan that is one pipeline, or whose pipelines cost too little to hand
+// out, stays on the plain loop. Serial and parallel write the same artifacts.
 #include <algorithm>
+#include <numeric>
 #include <thread>
 
 #include "engine/engine_impl.hpp"
 
 namespace engine {
 
+namespace {
+using Clock = std::chrono::steady_clock;
+}  // namespace
+
 int Engine::Impl::threadCount() const {
   return opt.threads > 0 ? opt.threads : int(std::thread::hardware_concurrency());
 }
 
-// Whether two computed streams could run at the same time (neither reads the other).
-bool Engine::Impl::independentStreams() const {
-  std::vector<std::vector<bool>> reach(streams.size(), std::vector<bool>(streams.size(), false));
-  for (auto& sp : streams)  // plan order is topological: sources come first
-    for (int src : sp->srcs) {
-      reach[size_t(sp->index)][size_t(src)] = true;
-      for (size_t k = 0; k < streams.size(); ++k)
-        if (reach[size_t(src)][k]) reach[size_t(sp->index)][k] = true;
-    }
-  std::vector<size_t> work;
-  for (auto& sp : streams)
-    if (!sp->declared && !sp->removed) work.push_back(size_t(sp->index));
-  for (size_t i = 0; i < work.size(); ++i)
-    for (size_t j = i + 1; j < work.size(); ++j)
-      if (!reach[work[i]][work[j]] && !reach[work[j]][work[i]]) return true;
-  return false;
+// The pipelines of the computed streams: streams that read one another
+// (directly or through others) share a pipeline. Declared sources are read
+// before any computed stream runs, so two readers of one source stay apart.
+std::vector<std::vector<Stream*>> Engine::Impl::pipelines() const {
+  std::vector<size_t> root(streams.size());
+  std::iota(root.begin(), root.end(), size_t(0));
+  auto find = [&](size_t x) {
+    while (root[x] != x) x = root[x] = root[root[x]];
+    return x;
+  };
+  for (auto* s : computed)
+    for (int src : s->srcs)
+      if (!streams[size_t(src)]->declared) root[find(size_t(src))] = find(size_t(s->index));
+  std::vector<std::vector<Stream*>> out;
+  std::vector<int> slot(streams.size(), -1);
+  for (auto* s : computed) {  // plan order within each pipeline
+    const size_t r = find(size_t(s->index));
+    if (slot[r] < 0) slot[r] = int(out.size()), out.emplace_back();
+    out[size_t(slot[r])].push_back(s);
+  }
+  return out;
 }
 
+bool Engine::Impl::independentStreams() const { return pipelines().size() > 1; }
+
+// Starts the measurement: the next blocks run serially, each stream timed.
 void Engine::Impl::buildGraph() {
-  const int threads = threadCount();
-  if (threads <= 1) return;  // serial: plain loop in topological order
-  // A graph pays off only when two computed streams can run at the same time.
-  if (opt.threads == 0 && !independentStreams()) return;
-  threadLimit = std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, size_t(threads));
-  using namespace tbb::flow;
-  graph = std::make_unique<tbb::flow::graph>();
-  start = std::make_unique<broadcast_node<continue_msg>>(*graph);
-  std::vector<continue_node<continue_msg>*> byIndex(streams.size(), nullptr);
-  for (auto* s : computed) {
-    nodes.push_back(std::make_unique<continue_node<continue_msg>>(*graph, [this, s](const continue_msg&) {
-      runStream(*s);
-      return continue_msg();
-    }));
-    byIndex[size_t(s->index)] = nodes.back().get();
-  }
-  for (auto* s : computed) {
-    bool root = true;
-    std::vector<int> seen;
-    for (int src : s->srcs) {
-      if (!byIndex[size_t(src)] || std::find(seen.begin(), seen.end(), src) != seen.end()) continue;
-      seen.push_back(src);
-      make_edge(*byIndex[size_t(src)], *byIndex[size_t(s->index)]);
-      root = false;
-    }
-    if (root) make_edge(*start, *byIndex[size_t(s->index)]);
-  }
+  dropGraph();
+  if (threadCount() <= 1 || pipelines().size() < 2) return;  // the plain loop
+  if (opt.forceParallel) return placePipelines();            // by stream count, at once
+  costBlocks = 0;
+  streamNs.assign(streams.size(), {});
 }
 
 void Engine::Impl::runStream(Stream& s) {
@@ -65,37 +61,82 @@ void Engine::Impl::runStream(Stream& s) {
   s.step(ctx, s);
 }
 
-void Engine::Impl::runStreams(bool serial) {
-  if (graph && !serial) {
+void Engine::Impl::runStreams() {
+  if (costBlocks >= 0) {
+    const bool counted = costBlocks++ >= kCostWarmUp;  // the first block warms caches and code
+    for (auto* s : computed) {
+      const auto t0 = Clock::now();
+      runStream(*s);
+      if (counted) streamNs[size_t(s->index)].push_back((Clock::now() - t0).count());
+    }
+    if (costBlocks == kCostWarmUp + kCostBlocks) placePipelines();
+    return;
+  }
+  if (graph) {
     start->try_put(tbb::flow::continue_msg());
     graph->wait_for_all();
-  } else {
-    for (auto* s : computed) runStream(*s);
+    return;
   }
+  for (auto* s : computed) runStream(*s);
 }
 
-// Small blocks cost more to hand to worker threads than to run, and the
-// workers would keep a second core spinning for nothing: drop the graph when
-// the plain loop was at least as fast (blocks alternate between the two
-// after one warm-up block). Serial and graph write the same artifacts.
-void Engine::Impl::timeTrialBlock(std::chrono::steady_clock::duration d, bool serial) {
-  if (schedTrial >= kTrialWarmUp) (serial ? serialTimes : graphTimes).push_back(d);
-  if (++schedTrial < kTrialBlocks) return;
-  // Medians: one block preempted by another process does not decide.
-  auto median = [](std::vector<std::chrono::steady_clock::duration> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? std::chrono::steady_clock::duration{} : v[v.size() / 2];
+// Longest processing time first: the costliest pipeline goes to the least
+// loaded bin. Parallel only when the busiest bin, plus the cost of handing a
+// block to the workers, saves a fifth of the whole (or when forced; then
+// without timings every stream counts one).
+void Engine::Impl::placePipelines() {
+  costBlocks = -1;
+  const bool timed = !streamNs.empty();
+  auto cost = [&](const Stream& s) {  // a median: one block preempted by another process does not decide
+    if (!timed) return int64_t(1);
+    std::vector<int64_t> v = streamNs[size_t(s.index)];
+    if (v.empty()) return int64_t(0);
+    std::nth_element(v.begin(), v.begin() + ptrdiff_t(v.size() / 2), v.end());
+    return v[v.size() / 2];
   };
-  const auto graphTime = median(graphTimes), serialTime = median(serialTimes);
-  const bool keep = graphTime * 5 < serialTime * 4;  // the graph must win by 20%
-  if (opt.verbose)
-    fprintf(stdout, "scheduler: flow graph %.3f ms, serial %.3f ms a block (medians of %zu blocks each): %s\n",
-            std::chrono::duration<double, std::milli>(graphTime).count(),
-            std::chrono::duration<double, std::milli>(serialTime).count(), graphTimes.size(),
-            keep ? "parallel" : "serial");
-  if (!keep) {
-    dropGraph();
-    if (retrials < kRetrials) retrialAt = slotsRun + (int64_t(64) << retrials++) * blockSlots;
+  struct Pipe {
+    std::vector<Stream*> streams;
+    int64_t ns = 0;
+  };
+  std::vector<Pipe> pipes;
+  for (auto& p : pipelines()) {
+    Pipe pipe{p, 0};
+    for (auto* s : p) pipe.ns += cost(*s);
+    pipes.push_back(std::move(pipe));
+  }
+  streamNs.clear();
+  std::sort(pipes.begin(), pipes.end(), [](const Pipe& a, const Pipe& b) { return a.ns > b.ns; });
+  const size_t binCount = std::min(size_t(threadCount()), pipes.size());
+  std::vector<int64_t> load(binCount, 0);
+  std::vector<std::vector<Stream*>> members(binCount);
+  int64_t total = 0;
+  for (auto& p : pipes) {
+    const size_t b = size_t(std::min_element(load.begin(), load.end()) - load.begin());
+    load[b] += p.ns;
+    total += p.ns;
+    members[b].insert(members[b].end(), p.streams.begin(), p.streams.end());
+  }
+  const int64_t busiest = load.empty() ? 0 : *std::max_element(load.begin(), load.end());
+  const bool parallel = binCount > 1 && (opt.forceParallel || (busiest + kHandOffNs) * 5 < total * 4);
+  if (opt.verbose && timed)
+    fprintf(stdout,
+            "scheduler: %zu pipelines, %.3f ms a block on one core, %.3f ms on the busiest of %zu: %s\n",
+            pipes.size(), double(total) / 1e6, double(busiest) / 1e6, binCount, parallel ? "parallel" : "serial");
+  if (!parallel) return;
+  // Each bin runs its streams in plan order: producers before consumers.
+  for (auto& m : members)
+    std::sort(m.begin(), m.end(), [](const Stream* a, const Stream* b) { return a->index < b->index; });
+  threadLimit =
+      std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, size_t(threadCount()));
+  using namespace tbb::flow;
+  graph = std::make_unique<tbb::flow::graph>();
+  start = std::make_unique<broadcast_node<continue_msg>>(*graph);
+  for (auto& m : members) {
+    nodes.push_back(std::make_unique<continue_node<continue_msg>>(*graph, [this, bin = m](const continue_msg&) {
+      for (auto* s : bin) runStream(*s);
+      return continue_msg();
+    }));
+    make_edge(*start, *nodes.back());
   }
 }
 
@@ -104,6 +145,7 @@ void Engine::Impl::dropGraph() {
   start.reset();
   graph.reset();
   threadLimit.reset();
+  costBlocks = -1;
 }
 
 }  // namespace engine

@@ -69,7 +69,7 @@ struct Run {
   // moment; code that became ready switches in at this block boundary.
   void switchCode() {
 #if RDB_WITH_JIT
-    if (m.tierUp && (!m.graph || m.schedTrial >= kTrialBlocks) && Clock::now() - anchor >= kTierUpAfter) {
+    if (m.tierUp && m.costBlocks < 0 && Clock::now() - anchor >= kTierUpAfter) {
       m.jitw->submit(std::move(*m.tierUp));
       m.tierUp.reset();
     }
@@ -109,22 +109,10 @@ struct Run {
     return std::max(due, 1);
   }
 
-  // Every computed stream over the whole block, producers before consumers;
-  // while the scheduler trial lasts, alternately serial and on the graph.
+  // Every computed stream over the whole block, producers before consumers
+  // (the first blocks of a parallel run timed stream by stream, serially).
   void runStreams() {
-    if (m.retrialAt >= 0 && slots >= m.retrialAt) {
-      m.retrialAt = -1;
-      m.buildGraph();
-      m.schedTrial = 0;
-      m.serialTimes.clear();
-      m.graphTimes.clear();
-    }
-    const bool trial = m.graph && m.schedTrial < kTrialBlocks;
-    const auto p0 = trial ? Clock::now() : Clock::time_point{};
-    const bool serialTurn = trial && (m.schedTrial % 2 == 1);
-    m.runStreams(serialTurn);
-    m.slotsRun = slots;
-    if (trial) m.timeTrialBlock(Clock::now() - p0, serialTurn);
+    m.runStreams();
     for (auto* s : m.computed)
       if (!s->error.empty()) throw EngineError("stream " + s->q->id + ": " + s->error);
   }

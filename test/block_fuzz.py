@@ -566,8 +566,9 @@ THEMES = ["fused_uint", "fused_int_multi", "byte", "rational", "float", "chain",
 REF = ["--threads", "1", "--block", "1", "--no-fuse"]
 COMBOS = []
 for b, fuse, th, interp in itertools.product([1, 2, 3, 7, 64, 513, 4096, None], [True, False], [1, 2], [False, True]):
-    a = ["--threads", str(th)] + (["--block", str(b)] if b is not None else []) + ([] if fuse else ["--no-fuse"]) + \
-        (["--interpret"] if interp else [])
+    # Two threads: independent pipelines side by side from the first block.
+    a = ["--threads", str(th)] + (["--parallel"] if th == 2 else []) + (["--block", str(b)] if b is not None else []) + \
+        ([] if fuse else ["--no-fuse"]) + (["--interpret"] if interp else [])
     if a != REF:
         COMBOS.append(a)
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every conformance query offline slot by slot (--block 1, serial, no
 # window fusion: the reference) and then in blocks of several sizes, fused,
-# serially and on the TBB flow graph, on the JIT and on the VM, and requires
+# serially and on the TBB flow graph (--parallel: independent pipelines side by
+# side from the first block), on the JIT and on the VM, and requires
 # byte-identical artifacts (.meta compared after its 8-byte creation time).
 # Queries that read /dev/urandom are skipped (their input differs between runs).
 set -u
@@ -18,9 +19,9 @@ while IFS= read -r q; do
   for mode in 1 2 3 4 5; do
     case $mode in
       1) args="--threads 1 --block 1 --no-fuse" ;;
-      2) args="--threads 2" ;;
+      2) args="--threads 2 --parallel" ;;
       3) args="--threads 1 --block 7" ;;
-      4) args="--threads 2 --block 3 --interpret" ;;
+      4) args="--threads 2 --block 3 --interpret --parallel" ;;
       5) args="--threads 1 --block 64 --no-fuse" ;;
     esac
     rm -rf "$work/$mode"; mkdir -p "$work/$mode"; cp -r "$dir/." "$work/$mode/"; chmod -R u+w "$work/$mode"

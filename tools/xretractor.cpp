@@ -244,7 +244,7 @@ struct RunArgs {
   std::string queryFile, name, limitText, jitTier = "auto", metrics, http, webDir;
   int64_t limit = 0;
   bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false,
-       untilEof = false, interpret = false, cleanup = false, noFuse = false, strict = false, allowAdhocSystem = false,
+       untilEof = false, interpret = false, cleanup = false, noFuse = false, parallel = false, strict = false, allowAdhocSystem = false,
        listenAny = false;
   int threads = 0, blockSlots = 0, spinUs = 0;
   std::vector<std::string> disabled;
@@ -268,6 +268,10 @@ void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
   app.add_flag("--interpret", a.interpret, "run field programs on the bytecode VM")->group(run);
   app.add_option("-g,--config", config, "configuration file (TOML)")->group(run);
   app.add_option("--threads", a.threads, "worker threads (default: all cores; 1 = serial)")->group(run);
+  app.add_flag("--parallel", a.parallel,
+               "run independent pipelines side by side from the first block (default: when their measured cost "
+               "says it pays)")
+      ->group(run);
   app.add_option("--block", a.blockSlots, "most slots run as one block (default 512; 1 = slot by slot)")
       ->check(CLI::Range(1, 1 << 16))
       ->group(run);
@@ -343,6 +347,7 @@ engine::Options engineOptions(const RunArgs& a) {
   opt.threads = a.threads;
   opt.blockSlots = a.blockSlots;
   opt.fuse = !a.noFuse;
+  opt.forceParallel = a.parallel;
   opt.jitTier = a.jitTier == "quick" ? 1 : a.jitTier == "optimised" ? 2 : 0;
   opt.verbose = a.verbose;
   opt.countNulls = gMetrics != nullptr;
