@@ -1,6 +1,6 @@
-// What xqry's command side (xqry.cpp) and its output side (xqry_render.cpp) share:
-// the options, a stream's schema, the output primitives (stdout, JSON lines and
-// YAML from nlohmann trees) and the renderer of subscribed records.
+// What xqry's command side (xqry.cpp, xqry_commands.hpp) and its output side
+// (xqry_render.cpp) share: the options, a stream's schema, the output primitives
+// (stdout, JSON lines and YAML from nlohmann trees) and the renderer of subscribed records.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +37,7 @@ using Json = nlohmann::ordered_json;
 void out(const std::string& s);
 void outJson(const Json& j);    // one line: the compact JSON text of j
 void outYaml(const Json& doc);  // "---", then doc as YAML
+Json yamlDocument();            // a YAML document's root: apiVersion xqry/v1, then what is added
 Json event(const char* name);   // a JSON-lines event: {"version":1,"event":name}
 // Appends key: value to the object `map` even when the key is there already: a
 // mapping taken from a reply keeps every entry (a DECLARE may name two fields alike).

@@ -82,6 +82,12 @@ void outYaml(const Json& doc) {
   out(o);
 }
 
+Json yamlDocument() {
+  Json doc;
+  doc["apiVersion"] = "xqry/v1";
+  return doc;
+}
+
 Json event(const char* name) {
   Json j;
   j["version"] = 1;
