@@ -100,10 +100,28 @@ static ir::Value parseInt(const std::string& text, const ir::SrcLoc& loc, bool n
     throw SyntaxError("integer literal " + std::string(negative ? "-" : "") + text + " is out of range", loc);
   return int32_t(v);
 }
-// A count or size: a minus the lexer joined to the number is refused here.
-static int toCount(const std::string& text, const ir::SrcLoc& loc) {
-  if (!text.empty() && text[0] == '-') throw SyntaxError("unexpected negative number " + text, loc);
-  return std::get<int32_t>(parseInt(text, loc, false));
+// A count, size, index, reach or interval part: a number the plan's limits
+// bound, so one past them (or negative: a minus the lexer joined to the
+// number) is a plan error as the limits' own checks are (exit 71), never a
+// syntax error. `what` names it and `limit` is its bound in the message.
+static int toCount(const std::string& text, const ir::SrcLoc& loc, const char* what = "number",
+                   int64_t limit = INT32_MAX) {
+  if (!text.empty() && text[0] == '-')
+    throw ir::CompileError(std::string(what) + " must not be negative, got " + text, loc);
+  errno = 0;
+  const unsigned long long v = strtoull(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || v > uint64_t(limit))
+    throw ir::CompileError(std::string(what) + " " + text + " exceeds the limit " + std::to_string(limit), loc);
+  return int(v);
+}
+// A signed count (a DUMP bound, a window width; the lexer may have joined a
+// minus to it): past the int range it is a plan error, as toCount's are.
+static int toSigned(const std::string& text, const ir::SrcLoc& loc) {
+  errno = 0;
+  const long long v = strtoll(text.c_str(), nullptr, 10);
+  if (errno == ERANGE || v > INT32_MAX || v < -INT32_MAX)
+    throw ir::CompileError("number " + text + " exceeds the limit " + std::to_string(INT32_MAX), loc);
+  return int(v);
 }
 static ir::Rational ratOf(const std::string& n, const std::string& d, const ir::SrcLoc& loc) {
   int64_t den = toCount(d, loc);
@@ -653,7 +671,7 @@ operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = f
          }
        | reducer LPAREN expr COLON DECIMAL RPAREN {
            // A record-history aggregate: its window reads the FROM stream (see historyWindows).
-           const int w = toCount($5, @5);
+           const int w = toCount($5, @5, "window", ir::kMaxHistoryReach);
            const std::string word = reducerWord($1);
            if (w <= 0) throw ir::CompileError("the window of " + word + "(x : W) must be positive, got " + $5, @5);
            checkLimit("window", w, ir::kMaxHistoryReach, @5);
@@ -689,7 +707,7 @@ reducer: MIN { $$ = ir::Op::STREAM_MIN; } | MAX { $$ = ir::Op::STREAM_MAX; }
        | AVG { $$ = ir::Op::STREAM_AVG; } | SUMC { $$ = ir::Op::STREAM_SUM; } ;
 
 // Generator index expressions: integers, `$`, + - * and parentheses.
-gexpr: DECIMAL { $$.push_back({'n', std::get<int32_t>(parseInt($1, @1, false))}); }
+gexpr: DECIMAL { $$.push_back({'n', toCount($1, @1, "index")}); }
      | DOLLAR { $$.push_back({'$'}); }
      | LPAREN gexpr RPAREN { $$ = std::move($2); }
      | gexpr PLUS gexpr { $$ = genBinary(std::move($1), $3, '+'); }
@@ -710,8 +728,7 @@ sexpr: sexpr PLUS sshift { $$ = sbinary(std::move($1), $3, ir::Token(ir::Op::STR
 sshift: sshift GT DECIMAL {
           if ($1.top == ir::Op::STREAM_HASH)
             warn(ctx, @2, "'A # B > N' groups as (A # B) > N here, the book reads A # (B > N); add parentheses");
-          const int n = toCount($3, @3);
-          checkLimit("time shift", n, ir::kMaxHistoryReach, @3);
+          const int n = toCount($3, @3, "time shift", ir::kMaxHistoryReach);
           $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_TIMEMOVE, int32_t(n))}, @2);
         }
       | sshift MINUS rational {
@@ -737,7 +754,7 @@ spost: spost AMP rational {
          $$ = sunary(std::move($1), {ir::Token(ir::Op::PUSH_VAL, $3), ir::Token(ir::Op::STREAM_DEHASH_MOD)}, @2);
        }
      | spost AT LPAREN DECIMAL COMMA signed_int RPAREN {
-         int k = toCount($4, @4);
+         int k = toCount($4, @4, "AGSE step", ir::kMaxHistoryReach);
          if (k <= 0) throw ir::CompileError("AGSE step must be > 0, got " + std::to_string(k), @4);
          checkLimit("AGSE step", k, ir::kMaxHistoryReach, @4);
          if ($6 == 0) throw ir::CompileError("AGSE window width must not be zero", @6);
@@ -751,7 +768,7 @@ spost: spost AMP rational {
      | sfactor { $$ = std::move($1); }
      ;
 
-signed_int: DECIMAL { $$ = std::get<int32_t>(parseInt($1, @1, false)); }
+signed_int: DECIMAL { $$ = toSigned($1, @1); }
           | MINUS DECIMAL { $$ = -toCount($2, @2); }
           ;
 
@@ -798,8 +815,7 @@ rule_action: DUMP signed_int TO signed_int opt_dump_retention {
 
 opt_dump_retention: %empty { ctx.pendingRule.dumpRetention = 0; }
                   | RETENTION DECIMAL {
-                      const int n = toCount($2, @2);
-                      checkLimit("DUMP RETENTION", n, ir::kMaxDumpRetention, @2);
+                      const int n = toCount($2, @2, "DUMP RETENTION", ir::kMaxDumpRetention);
                       ctx.pendingRule.dumpRetention = n;
                     }
                   ;

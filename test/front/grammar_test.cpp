@@ -88,6 +88,27 @@ TEST_CASE("integer literals out of range are syntax errors", "[grammar][literals
   CHECK(syntaxError(std::string(kDecl) + "SELECT 1E5 STREAM t FROM s\n"));
 }
 
+// Counts, indexes, windows and reaches are bounded by the plan's limits: one
+// past them, however long, is the same plan error (exit 71) as one just past.
+TEST_CASE("a count, index or window past its limit is a plan error, not a syntax error", "[grammar][literals]") {
+  auto refusal = [](const std::string& text) {
+    try {
+      parse(std::string(kDecl) + text);
+    } catch (const ir::CompileError& e) {
+      return std::string(e.what());
+    } catch (const std::exception& e) {
+      return std::string("not a plan error: ") + e.what();
+    }
+    return std::string("accepted");
+  };
+  CHECK(refusal("SELECT s[99999999999999999999] STREAM t FROM s\n") ==
+        "index 99999999999999999999 exceeds the limit 2147483647");
+  CHECK(refusal("SELECT MIN(s[0] : 2147483648) STREAM t FROM s\n") == "window 2147483648 exceeds the limit 65536");
+  CHECK(refusal("SELECT MIN(s[0] : -1) STREAM t FROM s\n") == "window must not be negative, got -1");
+  CHECK(refusal("SELECT * STREAM t FROM s > 99999999999\n") == "time shift 99999999999 exceeds the limit 65536");
+  CHECK(refusal("SELECT * STREAM t FROM s@(1,99999999999)\n") == "number 99999999999 exceeds the limit 2147483647");
+}
+
 TEST_CASE("operands: references and literals lower to their tokens", "[grammar][operands]") {
   CHECK(expr("a") == "PUSH_ID3(a)");
   CHECK(expr("s.b") == "PUSH_ID1(s.b)");
@@ -304,7 +325,8 @@ TEST_CASE("FROM grammar: a shift or difference applies to a term, not to a sum",
   CHECK(fromOf("(a+b)>1") == "PUSH_STREAM(a) PUSH_STREAM(b) STREAM_ADD STREAM_TIMEMOVE(1)");
   CHECK(fromOf("a+b>1") == "PUSH_STREAM(a) PUSH_STREAM(b) STREAM_TIMEMOVE(1) STREAM_ADD");  // as the book: + is loosest
   CHECK(fromOf("a>1>2") == "PUSH_STREAM(a) STREAM_TIMEMOVE(1) STREAM_TIMEMOVE(2)");
-  CHECK(syntaxError("SELECT * STREAM t FROM a@(-1,2)\n"));
+  // A negative step is a plan error (exit 71), as a zero or too large one is.
+  CHECK_THROWS_WITH(parse("SELECT * STREAM t FROM a@(-1,2)\n"), "AGSE step must not be negative, got -1");
 }
 
 TEST_CASE("FROM grammar: postfix forms chain, reducers are primaries", "[grammar][from]") {
