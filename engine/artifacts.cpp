@@ -1,12 +1,41 @@
 // Each stream's stored files: opened (or created) at set-up, flushed and
 // closed at shutdown; the file names and formats are storage's.
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "engine/engine_impl.hpp"
 #include "storage/artifacts.hpp"
 
 namespace engine {
+
+namespace {
+// A start without ROTATION begins every computed stream afresh: says which
+// records of an earlier run go (a killed run's too), before they go.
+void warnRemoved(const ir::Query& q, const storage::ArtifactPaths& paths, int recordSize) {
+  struct stat st {};
+  uint64_t bytes = 0;
+  std::string files;
+  auto note = [&](const std::string& f) {
+    if (::stat(f.c_str(), &st) != 0 || st.st_size == 0) return;
+    bytes += uint64_t(st.st_size);
+    files += (files.empty() ? "" : ", ") + f;
+  };
+  note(paths.data());
+  if (q.retentionSegments > 0 || q.retentionCapacity > 0)
+    for (auto& seg : paths.segments()) note(seg.path);
+  if (files.empty()) return;
+  const std::string records =
+      recordSize > 0 && bytes % uint64_t(recordSize) == 0 ? std::to_string(bytes / uint64_t(recordSize)) + " records"
+                                                          : std::to_string(bytes) + " bytes";
+  fprintf(stderr,
+          "warning: stream %s starts afresh: removing %s (%s) of an earlier run, with its index; "
+          "a plan with ROTATION 'file' keeps earlier runs\n",
+          q.id.c_str(), files.c_str(), records.c_str());
+}
+}  // namespace
 
 void Engine::Impl::openArtifacts(Stream& s) {
   const ir::Query& q = *s.q;
@@ -20,6 +49,7 @@ void Engine::Impl::openArtifacts(Stream& s) {
       return;
     }
     // A run starts every computed stream empty (the whole family goes) unless it rotates.
+    if (rotation < 0) warnRemoved(q, paths, s.out.recordSize);
     s.files = storage::startFamily(paths, d, s.out.recordSize, rotation < 0);
     if (!q.publish.empty()) s.sink = std::make_unique<connectors::MqttSink>(q, s.out, opt.mqtt);
     s.metaBits = int(d.entries.size());

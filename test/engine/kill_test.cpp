@@ -125,3 +125,33 @@ TEST_CASE("SIGKILL never leaves the .meta index ahead of the data; restarts cont
   }
   CHECK(checked > 8);
 }
+
+// A start without ROTATION begins its streams afresh; after kill -9 that
+// removes the killed run's records, so the start first says which files go
+// and how many records they held (docs/reliability.md).
+TEST_CASE("a restart without ROTATION names the killed run's files and records before it removes them",
+          "[engine][kill][restart]") {
+  testing::RunDir d;
+  d.write("s.txt", testing::sequence(1, 1000));
+  d.write("query.rql",
+          "STORAGE '.'\n"
+          "DECLARE a INTEGER STREAM src, 1/1000 TEXTFILE 's.txt'\n"
+          "SELECT src[0] * 2 STREAM o FROM src\n");
+  pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "--no-clock"});
+  REQUIRE(pid > 0);
+  const std::string data = (d.dir / "o").string();
+  for (int i = 0; i < 400 && testing::sizeOf(data) < 4000; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  kill(pid, SIGKILL);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  REQUIRE(WIFSIGNALED(st));
+  // What the killed run left: whole records, or a partial one at the end.
+  const int64_t bytes = testing::sizeOf(data);
+  REQUIRE(bytes > 0);
+  const std::string held = bytes % 4 == 0 ? std::to_string(bytes / 4) + " records" : std::to_string(bytes) + " bytes";
+  REQUIRE(d.run("STORAGE '.'\nDECLARE a INTEGER STREAM src, 1/1000 TEXTFILE 's.txt'\nSELECT src[0] * 2 STREAM o FROM src\n",
+                "--no-clock -m 3") == 0);
+  const std::string err = d.read("run.err");
+  CHECK_THAT(err, Catch::Contains("warning: stream o starts afresh: removing ./o (" + held + ") of an earlier run"));
+  CHECK(testing::sizeOf(data) == 2 * 4);  // the new run's two records
+}
