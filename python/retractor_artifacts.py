@@ -11,6 +11,14 @@ or plotted with numpy alone::
 
     records, nulls = read_stream("out/mix")      # structured array, bool (n, fields)
     records["mix_0"][~nulls[:, 0]]                # the non-NULL values of field 0
+    s = read_records("out/mix", 1000, 10)         # records 1000..1009 only (s.records, s.nulls)
+    for s in iter_records("out/mix"):             # a stream of any size, piece by piece
+        ...
+
+A read reads only the records it asks for (seek and read, each data file and
+segment sized from its length) and the ``.meta`` entries up to the run holding
+its last record: memory and time follow the records asked for, not the size
+of the files. ``read_stream``/``open_stream`` without a range read them all.
 
 Data records are packed little-endian with no padding, so a numpy structured
 dtype maps them byte for byte. RATIONAL (and INTPAIR/IDXPAIR) fields are
@@ -20,7 +28,8 @@ NULL values are not visible in the record bytes (the engine writes zero): the
 flag per field (an array field is NULL as a whole).
 
 Corrupt or truncated files raise ArtifactError (a ValueError) naming the file
-and the byte offset. usage: retractor_artifacts.py STREAMPATH [N]
+and the byte offset. usage: retractor_artifacts.py STREAMPATH [N] (the first N
+records, reading only those; all of them, piece by piece, without N)
 """
 
 import argparse
@@ -39,10 +48,12 @@ __all__ = [
     "Stream",
     "fields",
     "format_record",
+    "iter_records",
     "masked",
     "open_stream",
     "parse_descriptor",
     "read_descriptor",
+    "read_records",
     "read_stream",
 ]
 
@@ -342,45 +353,94 @@ def _locate(path, desc=None):
 
 
 # ------------------------------------------------------------------ reading
-def _read_records(path, rec, strict):
-    """The whole records of one data file, as bytes; a trailing partial record
-    (a writer killed mid-record) is an error, or dropped when not strict
+# A read holds the records asked for and one piece of a file at a time (this
+# many bytes): its memory does not grow with the files' size.
+_CHUNK = 1 << 22
+
+
+def _file_records(path, rec, strict):
+    """Whole records in one data file, from its size; a trailing partial record
+    (a writer killed mid-record) is an error, or left out when not strict
     (which is what the engine does when it reopens the file)."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"{path}: data file missing")
     if not os.path.isfile(path):
         raise ArtifactError(path, None, "not a regular file (a device or FIFO is no stored stream)")
-    with open(path, "rb") as f:
-        raw = f.read()
-    whole = len(raw) - len(raw) % rec
-    if whole != len(raw) and strict:
+    size = os.path.getsize(path)
+    whole = size - size % rec
+    if whole != size and strict:
         raise ArtifactError(
-            path, whole, f"truncated record: {len(raw) - whole} of {rec} bytes at the end of a {len(raw)}-byte file"
+            path, whole, f"truncated record: {size - whole} of {rec} bytes at the end of a {size}-byte file"
         )
-    return raw[:whole]
+    return whole // rec
 
 
-def _apply_shadow(path, buf, rec, strict):
-    """Applies a data ``.shadow`` log to ``buf`` (one file's records): entries of
-    8 + R bytes, a u64 byte position then the record; the last entry wins."""
+@dataclass
+class _Part:
+    """One data file of a stream: records ``base .. base+n-1`` (global indexes)."""
+
+    path: str
+    base: int
+    n: int
+    shadow: str = ""  # its .shadow update log, "" when none is applied
+
+
+def _read_part(p, rec, out, a, b, strict):
+    """Records ``a .. b-1`` of one data file into ``out`` (their bytes, a
+    (b-a, rec) uint8 array) by seek and read, then its ``.shadow`` over them."""
+    with open(p.path, "rb") as f:
+        f.seek(a * rec)
+        mv = memoryview(out).cast("B")
+        got = 0
+        while got < len(mv):
+            k = f.readinto(mv[got:])
+            if not k:
+                raise ArtifactError(
+                    p.path, a * rec + got, f"file ended while reading record {a + got // rec} of {p.n} (it shrank)"
+                )
+            got += k
+    if p.shadow:
+        _apply_shadow(p.shadow, out, rec, a, b, strict)
+
+
+def _last_of(keys):
+    """Positions of the last occurrence of each key (the last update wins)."""
+    return keys.size - 1 - np.unique(keys[::-1], return_index=True)[1]
+
+
+def _apply_shadow(path, out, rec, a, b, strict):
+    """Applies a data ``.shadow`` log to records ``a .. b-1`` of its file
+    (``out``, one row each): entries of 8 + R bytes, a u64 byte position then
+    the record; the last entry wins. Positions beyond the file's records are
+    never read by the engine either. The whole log is checked, piece by piece."""
     if not os.path.isfile(path):
-        return 0
-    with open(path, "rb") as f:
-        raw = f.read()
+        return
     size = 8 + rec
-    n = len(raw) // size
-    if n * size != len(raw) and strict:
-        raise ArtifactError(path, n * size, f"truncated shadow entry: {len(raw) - n * size} of {size} bytes")
-    applied = 0
-    for k in range(n):
-        at = k * size
-        pos = int.from_bytes(raw[at : at + 8], "little")
-        if pos % rec:
-            raise ArtifactError(path, at, f"shadow position {pos} is not a multiple of the record size {rec}")
-        if pos + rec <= len(buf):  # beyond the records: never read by the engine either
-            buf[pos : pos + rec] = raw[at + 8 : at + size]
-            applied += 1
-    return applied
+    total = os.path.getsize(path)
+    m = total // size
+    if m * size != total and strict:
+        raise ArtifactError(path, m * size, f"truncated shadow entry: {total - m * size} of {size} bytes")
+    dt = np.dtype([("pos", "<u8"), ("rec", "u1", (rec,))])
+    step = max(1, _CHUNK // size)
+    with open(path, "rb") as f:
+        for k0 in range(0, m, step):
+            raw = f.read(min(step, m - k0) * size)
+            ent = np.frombuffer(raw, dt, count=len(raw) // size)
+            pos = ent["pos"]
+            bad = np.flatnonzero(pos % np.uint64(rec))
+            if bad.size:
+                k = int(bad[0])
+                raise ArtifactError(
+                    path, (k0 + k) * size, f"shadow position {int(pos[k])} is not a multiple of the record size {rec}"
+                )
+            idx = pos // np.uint64(rec)
+            sel = np.flatnonzero((idx >= np.uint64(a)) & (idx < np.uint64(b)))
+            if sel.size:
+                j = idx[sel].astype(np.int64) - a
+                last = _last_of(j)
+                out[j[last]] = ent["rec"][sel[last]]
+            if len(ent) < step:
+                break
 
 
 def _meta_dtype(bits):
@@ -388,33 +448,43 @@ def _meta_dtype(bits):
     return np.dtype([("gap", "u1"), ("count", "<u8"), ("bits", "<u8"), ("map", "u1", (nbytes,))])
 
 
-def _meta_entries(path, bits, header, strict):
-    """Entries of a ``.meta`` (8-byte header) or ``.meta.shadow`` (no header) file."""
-    with open(path, "rb") as f:
-        raw = f.read()
+def _meta_size(path, bits, header, strict):
+    """Whole entries of a ``.meta`` (8-byte header) or ``.meta.shadow`` (no
+    header) file, from its size."""
+    size = os.path.getsize(path)
+    if header and 0 < size < 8:
+        raise ArtifactError(path, size, f"index header cut short ({size} of 8 bytes)")
+    E = _meta_dtype(bits).itemsize
     start = 8 if header else 0
-    if header and 0 < len(raw) < 8:
-        raise ArtifactError(path, len(raw), f"index header cut short ({len(raw)} of 8 bytes)")
-    dt = _meta_dtype(bits)
-    body = len(raw) - start if len(raw) >= start else 0
-    n = body // dt.itemsize
-    if n * dt.itemsize != body and strict:
-        at = start + n * dt.itemsize
+    body = size - start if size >= start else 0
+    n = body // E
+    if n * E != body and strict:
         raise ArtifactError(
-            path, at, f"truncated index entry: {body - n * dt.itemsize} of {dt.itemsize} bytes "
+            path, start + n * E, f"truncated index entry: {body - n * E} of {E} bytes "
             f"(entries of 17 + ceil({bits}/8) bytes for {bits} descriptor entries)"
         )
-    ent = np.frombuffer(raw, dt, count=n, offset=start) if n else np.zeros(0, dt)
+    return n
+
+
+def _meta_piece(f, path, bits, header, k0, count):
+    """Entries ``k0 .. k0+count-1`` of an index file, checked."""
+    dt = _meta_dtype(bits)
+    start = 8 if header else 0
+    f.seek(start + k0 * dt.itemsize)
+    raw = f.read(count * dt.itemsize)
+    ent = np.frombuffer(raw, dt, count=len(raw) // dt.itemsize)
     bad = np.flatnonzero(ent["gap"] > 1)
     if bad.size:
         k = int(bad[0])
-        raise ArtifactError(path, start + k * dt.itemsize, f"index entry {k}: flag {ent['gap'][k]} is neither 0 nor 1")
-    bad = np.flatnonzero(ent["bits"] != bits)
+        raise ArtifactError(
+            path, start + (k0 + k) * dt.itemsize, f"index entry {k0 + k}: flag {ent['gap'][k]} is neither 0 nor 1"
+        )
+    bad = np.flatnonzero(ent["bits"] != np.uint64(bits))
     if bad.size:
         k = int(bad[0])
         raise ArtifactError(
-            path, start + k * dt.itemsize + 9,
-            f"index entry {k} holds {int(ent['bits'][k])} bits, the descriptor has {bits} entries",
+            path, start + (k0 + k) * dt.itemsize + 9,
+            f"index entry {k0 + k} holds {int(ent['bits'][k])} bits, the descriptor has {bits} entries",
         )
     return ent
 
@@ -427,35 +497,65 @@ def _unpack(maps, bits, cols):
     return u[:, cols].astype(bool)
 
 
-def _read_nulls(fam, d, total, first, strict):
-    """NULL flags of records ``first .. total-1`` from the run-length ``.meta``
-    and its ``.meta.shadow`` overrides. Records the index does not cover read
-    as non-NULL (the writer flushes data before index); an index ahead of the
-    data (read after the data, while the writer appends) is cut back."""
-    bits, cols = len(d.entries), d.data_bits
-    nulls = np.zeros((total - first, len(cols)), bool)
-    meta = fam.arch(".meta")
-    if os.path.isfile(meta):
-        ent = _meta_entries(meta, bits, True, strict)
-        runs = ent[ent["gap"] == 0]  # a gap entry marks missing time, not records
-        counts = np.minimum(runs["count"], np.uint64(total)).astype(np.int64)
-        ends = np.cumsum(counts)
-        keep = int(np.searchsorted(ends, total, side="left")) + 1
-        runs, counts, ends = runs[:keep], counts[:keep], ends[:keep]
-        if counts.size and ends[-1] > total:
-            counts[-1] -= ends[-1] - total
-        rows = np.repeat(_unpack(runs["map"], bits, cols), counts, axis=0)
-        covered = rows[first:total]
-        nulls[: covered.shape[0]] = covered
-    shadow = fam.arch(".meta.shadow")
-    if os.path.isfile(shadow):
-        ent = _meta_entries(shadow, bits, False, strict)  # count field = absolute record index
-        rows = _unpack(ent["map"], bits, cols)
-        for k in range(len(ent)):
-            i = int(ent["count"][k])
-            if first <= i < total:
-                nulls[i - first] = rows[k]
-    return nulls
+class _Index:
+    """The run-length ``.meta`` of a stream, read piece by piece from a cursor
+    that moves on with the reads: a read reads the entries up to the run
+    holding its last record, and reads going forward read each entry once."""
+
+    def __init__(self, path, bits, cols, strict):
+        self.path, self.bits, self.cols = path, bits, cols
+        self.n = _meta_size(path, bits, True, strict)
+        self.entry, self.before = 0, 0  # next entry to read, records the entries before it cover
+
+    def fill(self, nulls, lo, hi, end):
+        """NULL flags of records ``lo .. hi-1`` into ``nulls`` rows 0 .. hi-lo-1.
+        Records the index does not cover stay non-NULL (the writer flushes
+        data before index); an index ahead of the data (``end`` records) is cut
+        back; a gap entry marks missing time, not records."""
+        if lo < self.before:
+            self.entry, self.before = 0, 0
+        step = max(1, _CHUNK // _meta_dtype(self.bits).itemsize)
+        with open(self.path, "rb") as f:
+            while self.entry < self.n and self.before < hi:
+                k0 = self.entry
+                ent = _meta_piece(f, self.path, self.bits, True, k0, min(step, self.n - k0))
+                if not len(ent):
+                    break  # the file shrank since it was opened
+                run = np.flatnonzero(ent["gap"] == 0)
+                counts = np.minimum(ent["count"][run], np.uint64(end)).astype(np.int64)
+                ends = self.before + np.cumsum(counts)
+                starts = ends - counts
+                ov = np.flatnonzero((ends > lo) & (starts < hi))
+                if ov.size:
+                    s, e = np.maximum(starts[ov], lo), np.minimum(ends[ov], hi)
+                    rows = np.repeat(_unpack(ent["map"][run[ov]], self.bits, self.cols), e - s, axis=0)
+                    at = int(s[0]) - lo
+                    nulls[at : at + rows.shape[0]] = rows
+                past = np.flatnonzero(ends > hi)
+                if past.size:  # the next read may start inside this run
+                    self.entry, self.before = k0 + int(run[past[0]]), int(starts[past[0]])
+                    break
+                self.entry = k0 + len(ent)
+                if ends.size:
+                    self.before = int(ends[-1])
+
+
+def _shadow_nulls(path, bits, cols, nulls, lo, hi, strict):
+    """``.meta.shadow`` overrides (count field = absolute record index, the
+    last entry wins) of records ``lo .. hi-1``; the whole file is checked."""
+    n = _meta_size(path, bits, False, strict)
+    step = max(1, _CHUNK // _meta_dtype(bits).itemsize)
+    with open(path, "rb") as f:
+        for k0 in range(0, n, step):
+            ent = _meta_piece(f, path, bits, False, k0, min(step, n - k0))
+            idx = ent["count"]
+            sel = np.flatnonzero((idx >= np.uint64(lo)) & (idx < np.uint64(hi)))
+            if sel.size:
+                j = idx[sel].astype(np.int64) - lo
+                last = _last_of(j)
+                nulls[j[last]] = _unpack(ent["map"][sel[last]], bits, cols)
+            if len(ent) < step:
+                break
 
 
 def _segments(fam):
@@ -489,84 +589,162 @@ def _ref_path(ref, desc_path, ref_dir):
 
 @dataclass
 class Stream:
-    """A stream read from disk: records of global indexes ``first ..
-    first+len(records)-1`` (``first`` > 0 when RETENTION dropped segments)."""
+    """Records of a stream read from disk: global indexes ``first ..
+    first+len(records)-1``. ``kept .. end-1`` are the records the files hold
+    (``kept`` > 0 when RETENTION dropped segments); a whole read has
+    ``first == kept`` and ``first + len(records) == end``."""
 
     descriptor: Descriptor
     records: np.ndarray
     nulls: np.ndarray
     first: int = 0
     files: list = dc_field(default_factory=list)  # data files read, in order
+    kept: int = None  # None: first
+    end: int = None  # None: first + len(records)
+
+    def __post_init__(self):
+        if self.kept is None:
+            self.kept = self.first
+        if self.end is None:
+            self.end = self.first + len(self.records)
 
     @property
     def names(self):
         return list(self.records.dtype.names)
 
 
-def open_stream(path, desc=None, strict=True, shadow=True, ref_dir=None):
+class _Source:
+    """A stream's files, located and sized once (the records they hold then),
+    read by ranges of records."""
+
+    def __init__(self, path, desc=None, strict=True, shadow=True, ref_dir=None):
+        fam = _locate(path, desc)
+        d = read_descriptor(fam.desc)
+        rec, prof = d.record_size, d.profile
+        self.descriptor, self.dtype, self.strict = d, d.dtype(), strict
+        if prof == "MEMORY":
+            raise ArtifactError(fam.desc, None, "MEMORY profile: the records live in the engine's memory, none on disk")
+        if prof == "TEXTSOURCE":
+            raise ArtifactError(fam.desc, None, f"declared TEXTFILE source: its data is the text file '{d.ref}'")
+        if d.ref is not None:
+            # A REF names the data file verbatim (a declared BINFILE/DEVICE source).
+            fam = _Family(_ref_path(d.ref, fam.desc, ref_dir), fam.desc, fam.archive)
+        if prof not in _SEGMENTABLE | _FILE | {"DEVICE"}:
+            raise ArtifactError(fam.desc, None, f"unsupported storage type '{prof}'")
+        shadowed = shadow and prof in _SHADOWED
+        self.parts = []
+        if d.segmented:
+            cap = max(d.retention[0], 1)
+            segs = _segments(fam)
+            if not segs:
+                raise FileNotFoundError(
+                    f"{fam.base}_segment_*{fam.archive}: no segment files (RETENTION {d.retention[0]} {d.retention[1]})"
+                )
+            for j, (k, p) in enumerate(segs):
+                n = _file_records(p, rec, strict)
+                if n > cap:
+                    raise ArtifactError(p, cap * rec, f"segment {k} holds {n} records, more than its capacity {cap}")
+                if n < cap and j + 1 < len(segs):
+                    raise ArtifactError(
+                        p, n * rec, f"segment {k} holds {n} of {cap} records but segment {segs[j + 1][0]} follows"
+                    )
+                sp = p[: len(p) - len(fam.archive)] + ".shadow" + fam.archive if shadowed else ""
+                self.parts.append(_Part(p, k * cap, n, sp))
+        else:
+            data = fam.data()
+            self.parts.append(_Part(data, 0, _file_records(data, rec, strict), fam.arch(".shadow") if shadowed else ""))
+        self.kept = self.parts[0].base
+        self.end = self.parts[-1].base + self.parts[-1].n
+        bits, self.cols = len(d.entries), d.data_bits
+        self.index, self.meta_shadow = None, ""
+        if prof != "DEVICE":  # a declared source's index is in memory only
+            meta, shadow_meta = fam.arch(".meta"), fam.arch(".meta.shadow")
+            if os.path.isfile(meta):
+                self.index = _Index(meta, bits, self.cols, strict)
+            if os.path.isfile(shadow_meta):
+                self.meta_shadow = shadow_meta
+
+    def read(self, start=0, count=None):
+        """Records from global index ``start`` (from the first kept one when
+        ``start`` is below it), at most ``count`` of them (None: to the end)."""
+        if start < 0 or (count is not None and count < 0):
+            raise ValueError(f"start {start} and count {count} must not be negative")
+        d, rec = self.descriptor, self.descriptor.record_size
+        lo = min(max(start, self.kept), self.end)
+        hi = self.end if count is None else min(self.end, lo + count)
+        records = np.empty(hi - lo, self.dtype)
+        raw = records.view(np.uint8).reshape(-1, rec)
+        files = []
+        for p in self.parts:
+            a, b = max(lo, p.base) - p.base, min(hi, p.base + p.n) - p.base
+            if a < b:
+                _read_part(p, rec, raw[p.base + a - lo : p.base + b - lo], a, b, self.strict)
+            if a < b or (p.n == 0 and lo <= p.base <= hi):
+                files.append(p.path)
+        nulls = np.zeros((hi - lo, len(self.cols)), bool)
+        if hi > lo:
+            if self.index is not None:
+                self.index.fill(nulls, lo, hi, self.end)
+            if self.meta_shadow:
+                _shadow_nulls(self.meta_shadow, len(d.entries), self.cols, nulls, lo, hi, self.strict)
+        return Stream(d, records, nulls, lo, files, self.kept, self.end)
+
+
+def open_stream(path, desc=None, strict=True, shadow=True, ref_dir=None, start=0, count=None):
     """Reads a stream's family: ``path`` names its data file (or its base, a
     ``.desc``, a segment, an archive ``X.old<N>``); ``desc`` overrides the
     descriptor (a SELECT with a FILE clause names its data differently).
+
+    ``start``, ``count``: read only records ``start .. start+count-1`` (global
+    indexes; reading begins at the first kept record when ``start`` is below
+    it, ``count`` None reads to the end). Only those records are read (seek and
+    read) and only the part of the ``.meta`` up to them: memory and time follow
+    the records asked for, not the size of the files. Files are sized at open,
+    so a partial trailing record or index entry is found by any read; a corrupt
+    entry or shadow position is found when a read reaches it.
 
     ``strict``: a partial trailing record or entry is an error (False: dropped,
     as the engine repairs it at open). ``shadow``: apply the ``.shadow`` update
     logs, as the session that wrote them reads its records (the engine empties
     a DEFAULT store's ``.shadow`` when it reopens it, the ``.meta.shadow`` stays).
     """
-    fam = _locate(path, desc)
-    d = read_descriptor(fam.desc)
-    rec, prof = d.record_size, d.profile
-    dt = d.dtype()
-    files, first = [], 0
-    if prof == "MEMORY":
-        raise ArtifactError(fam.desc, None, "MEMORY profile: the records live in the engine's memory, none on disk")
-    if prof == "TEXTSOURCE":
-        raise ArtifactError(fam.desc, None, f"declared TEXTFILE source: its data is the text file '{d.ref}'")
-    if d.ref is not None:
-        # A REF names the data file verbatim (a declared BINFILE/DEVICE source).
-        fam = _Family(_ref_path(d.ref, fam.desc, ref_dir), fam.desc, fam.archive)
-    if prof not in _SEGMENTABLE | _FILE | {"DEVICE"}:
-        raise ArtifactError(fam.desc, None, f"unsupported storage type '{prof}'")
-    shadowed = shadow and prof in _SHADOWED
-    if d.segmented:
-        cap = max(d.retention[0], 1)
-        segs = _segments(fam)
-        if not segs:
-            raise FileNotFoundError(f"{fam.base}_segment_*{fam.archive}: no segment files (RETENTION {d.retention[0]} {d.retention[1]})")
-        first = segs[0][0] * cap
-        parts = []
-        for j, (k, p) in enumerate(segs):
-            b = bytearray(_read_records(p, rec, strict))
-            n = len(b) // rec
-            if n > cap:
-                raise ArtifactError(p, cap * rec, f"segment {k} holds {n} records, more than its capacity {cap}")
-            if n < cap and j + 1 < len(segs):
-                raise ArtifactError(p, len(b), f"segment {k} holds {n} of {cap} records but segment {segs[j + 1][0]} follows")
-            if shadowed:
-                sp = p[: len(p) - len(fam.archive)] + ".shadow" + fam.archive
-                _apply_shadow(sp, b, rec, strict)
-            parts.append(b)
-            files.append(p)
-        buf = bytearray().join(parts)
-    else:
-        data = fam.data()
-        buf = bytearray(_read_records(data, rec, strict))
-        files.append(data)
-        if shadowed:
-            _apply_shadow(fam.arch(".shadow"), buf, rec, strict)
-    records = np.frombuffer(buf, dt) if len(buf) else np.zeros(0, dt)
-    n = len(records)
-    if prof == "DEVICE":
-        nulls = np.zeros((n, len(d.data_fields)), bool)  # a declared source's index is in memory only
-    else:
-        nulls = _read_nulls(fam, d, first + n, first, strict)
-    return Stream(d, records, nulls, first, files)
+    return _Source(path, desc, strict, shadow, ref_dir).read(start, count)
+
+
+def read_records(path, start=0, count=None, **kw):
+    """A :class:`Stream` of records ``start .. start+count-1`` only (see
+    open_stream): ``read_records("out/x", 1000, 10).records``."""
+    return open_stream(path, start=start, count=count, **kw)
+
+
+def iter_records(path, chunk=None, start=0, count=None, **kw):
+    """The records from ``start`` (at most ``count``) as successive Streams of
+    at most ``chunk`` records (default: about 16 MiB of records each), the
+    files sized once: a whole stream in bounded memory. Keywords as for
+    open_stream."""
+    return _chunks(_Source(path, **kw), chunk, start, count)
+
+
+def _chunks(src, chunk, start, count):
+    if chunk is None:
+        chunk = max(1, min(1 << 16, (16 << 20) // src.descriptor.record_size))
+    if chunk <= 0:
+        raise ValueError(f"chunk {chunk} must be positive")
+    left = count
+    while left is None or left > 0:
+        s = src.read(start, chunk if left is None else min(chunk, left))
+        if not len(s.records):
+            return
+        yield s
+        start = s.first + len(s.records)
+        if left is not None:
+            left -= len(s.records)
 
 
 def read_stream(path, **kw):
     """``(records, nulls)``: the structured record array and a bool array of
     shape (records, data fields), True where the field is NULL. Keywords as
-    for open_stream."""
+    for open_stream (``start``, ``count`` read a range)."""
     s = open_stream(path, **kw)
     return s.records, s.nulls
 
@@ -639,17 +817,23 @@ def main(argv=None):
     ap.add_argument("--lenient", action="store_true", help="drop a partial trailing record instead of failing")
     ap.add_argument("--no-shadow", action="store_true", help="ignore the .shadow update logs")
     a = ap.parse_args(argv)
-    try:
-        s = open_stream(a.stream, desc=a.desc, strict=not a.lenient, shadow=not a.no_shadow)
-    except (ValueError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    if s.first:
-        print(f"# records 0..{s.first - 1} were dropped by RETENTION", file=sys.stderr)
+    if a.n is not None and a.n < 0:
+        ap.error(f"records to print: {a.n} is negative")
     out = sys.stdout
     out.reconfigure(errors="surrogateescape")
-    for i in range(len(s.records) if a.n is None else min(a.n, len(s.records))):
-        out.write(format_record(s, i) + "\n")
+    # Piece by piece: printing N records reads those N (and the index up to
+    # them), printing all of them holds one piece at a time.
+    try:
+        src = _Source(a.stream, desc=a.desc, strict=not a.lenient, shadow=not a.no_shadow)
+        if src.kept:
+            print(f"# records 0..{src.kept - 1} were dropped by RETENTION", file=sys.stderr)
+        for s in _chunks(src, None, 0, a.n):
+            for i in range(len(s.records)):
+                out.write(format_record(s, i) + "\n")
+    except (ValueError, OSError) as e:
+        out.flush()
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     return 0
 
 

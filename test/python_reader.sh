@@ -5,7 +5,9 @@
 # value with what `xtrdb list` prints for the same files: NULLs (division by
 # zero, NULL tokens, a FLOAT window), RETENTION segments (some dropped),
 # DIRECT/POSIX profiles, RATIONAL reducers, arrays, ROTATION archives,
-# .shadow/.meta.shadow updates, and corrupt files (errors naming file and offset).
+# .shadow/.meta.shadow updates, corrupt files (errors naming file and offset),
+# ranged reads against whole ones, and 3 records printed from a 10 GiB sparse
+# data file in bounded memory.
 # usage: python_reader.sh BUILD_DIR        (PYTHON: the interpreter, default /usr/bin/python3)
 set -u
 [ $# -ge 1 ] || { echo "usage: $0 BUILD_DIR"; exit 2; }
@@ -24,6 +26,7 @@ finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; exit $?; }
 
 tmp=$(mktemp -d /tmp/rdb_pyreader.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM HUP  # through the EXIT trap: the 10 GiB file goes too
 
 # engine DIR QUERY SLOTS: one xretractor run in DIR with a TMPDIR of its own (the instance lock).
 engine() {
@@ -394,5 +397,151 @@ printf '{\tINTEGER px_0\n\tTYPE POSIXSHD\n}' >"$c/px.desc"
 expect_error "misaligned shadow entry" "px.shadow: byte 0: shadow position 1 is not a multiple of the record size 4" "$c/px"
 
 expect_error "missing stream" "no descriptor for .*nosuch" "$c/nosuch"
+
+# ================================================================ 6. ranged reads
+# Updates first: xtrdb writes records 0, 2 and 5 (5 twice, the last one wins)
+# and lists in the same session, so the .shadow holds them as the reader applies them.
+cp -a "$w/out" "$w/rng"
+printf 'storage rng\nopen mix\nread 1\nwrite 0\nread 3\nwrite 2\nread 1\nwrite 5\nread 4\nwrite 5\nlist 100\nquit\n' | xtrdb "$w" >"$w/rng.xt"
+if cmp_py same "$w/rng/mix" "$w/rng.xt" >"$w/rng.cmp" 2>&1; then ok "four updates (one record twice) read through both shadows equal xtrdb's session"; else bad "four updates" "$w/rng.cmp"; fi
+cat >"$tmp/range.py" <<'EOF'
+"""range.py MODDIR PATH...: read_records, iter_records and one source read out
+of order (the index cursor going back) equal slices of the whole read, with
+files read in pieces of 4 MiB and of 40 bytes (two index entries, one shadow entry)."""
+import random
+import sys
+
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import retractor_artifacts as ra
+
+fails, rnd = [], random.Random(25)
+
+
+def check(p, what, got, whole, lo, hi):
+    k = whole.kept
+    if not (
+        got.first == lo
+        and got.kept == k
+        and got.end == whole.end
+        and got.records.tobytes() == whole.records[lo - k : hi - k].tobytes()
+        and np.array_equal(got.nulls, whole.nulls[lo - k : hi - k])
+    ):
+        fails.append(f"{p} {what}: records {lo}..{hi - 1} differ from the whole read's (got {got.first}, {len(got.records)})")
+
+
+def joined(w, parts):
+    recs = np.concatenate([x.records for x in parts]) if parts else w.records[:0]
+    nulls = np.concatenate([x.nulls for x in parts]) if parts else w.nulls[:0]
+    return ra.Stream(w.descriptor, recs, nulls, parts[0].first if parts else w.end, [], w.kept, w.end)
+
+
+for piece in (1 << 22, 40):
+    ra._CHUNK = piece
+    for p in sys.argv[2:]:
+        w = ra.open_stream(p)
+        k, e = w.kept, w.end
+        if (k, e) != (w.first, w.first + len(w.records)) or e <= k:
+            fails.append(f"{p}: whole read first {w.first}, {len(w.records)} records, kept {k}, end {e}")
+            continue
+        cases = [(0, 0), (0, 3), (k, 1), (k + 1, 2), (e - 1, 5), (e, 2), (e + 10, None), (0, None)]
+        cases += [(rnd.randrange(e + 2), rnd.choice([None, rnd.randrange(e + 2)])) for _ in range(16)]
+        for s, c in cases:
+            lo = min(max(s, k), e)
+            check(p, f"read_records({s}, {c})", ra.read_records(p, s, c), w, lo, e if c is None else min(e, lo + c))
+        src = ra._Source(p)
+        for s, c in rnd.sample(cases, len(cases)):
+            lo = min(max(s, k), e)
+            check(p, f"read({s}, {c}) out of order", src.read(s, c), w, lo, e if c is None else min(e, lo + c))
+        for n in (1, 2, 7):
+            parts = list(ra.iter_records(p, chunk=n))
+            if any(len(x.records) > n for x in parts):
+                fails.append(f"{p}: iter_records(chunk={n}) gave a longer piece")
+            check(p, f"iter_records(chunk={n})", joined(w, parts), w, k, e)
+        check(p, "iter_records(chunk=3, start, count=4)", joined(w, list(ra.iter_records(p, 3, k + 1, 4))), w, k + 1, min(e, k + 5))
+for x in fails[:8]:
+    print("   ", x)
+if len(fails) > 8:
+    print(f"    ... {len(fails) - 8} more")
+sys.exit(1 if fails else 0)
+EOF
+ranged="$w/rng/mix $w3/t $w2/out/acopy.old0 $w2/out/kept.old1 $w2/out/arr"
+for s in $streams; do ranged="$ranged $w/out/$s"; done
+# shellcheck disable=SC2086  # one path per word
+if "$PY" "$tmp/range.py" "$here/../python" $ranged >"$tmp/range.out" 2>&1; then
+  ok "ranged reads equal whole reads ($(echo $ranged | wc -w) streams: segments, archives, shadows, a BINFILE; files in pieces)"
+else
+  bad "ranged reads" "$tmp/range.out"
+fi
+
+# ================================================================ 7. a 10 GiB data file
+# mix's real records, then a hole up to 10 GiB (no blocks on disk). Its .meta
+# covers the real records only, as after a writer killed between its data and
+# index flushes: the reader takes the rest as non-NULL, and xtrdb (which opens
+# stores writable) extends the index's last run over them. Printing 3 records
+# must read 3 records: peak RSS under 200 MB and the records equal xtrdb's,
+# with the index short and after xtrdb extended it; a ranged read at the end of
+# the file too. Each run is under a 2 GiB data cap (ulimit -d: a reader loading
+# the whole file fails at once instead of exhausting a CI machine) and a 120 s
+# timeout.
+big=$tmp/big
+mkdir -p "$big/out"
+cp "$w/out/mix" "$w/out/mix.desc" "$w/out/mix.meta" "$big/out/"
+rec=$("$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); import retractor_artifacts as ra; print(ra.read_descriptor(sys.argv[2]).record_size)' "$here/../python" "$big/out/mix.desc")
+size=$((((10 << 30) + rec - 1) / rec * rec))
+avail=$(df -Pk "$tmp" | awk 'NR == 2 { print $4 }')
+# capped NAME ARGS...: the interpreter on ARGS; output in $big/NAME.out, "peak_KiB seconds" in $big/NAME.rss.
+capped() {
+  local name=$1
+  shift
+  (ulimit -d $((2 << 20)) && OPENBLAS_NUM_THREADS=1 exec timeout 120 /usr/bin/time -f '%M %e' -o "$big/$name.rss" "$PY" "$@") \
+    >"$big/$name.out" 2>"$big/$name.err"
+}
+# small_run STATUS NAME: the run NAME exited 0 within 200 MB and 30 s.
+small_run() {
+  local kib secs
+  read -r kib secs < <(tail -1 "$big/$2.rss" 2>/dev/null)
+  if [ "$1" = 0 ] && [ "${kib:-999999999}" -lt 204800 ] && awk -v s="${secs:-999}" 'BEGIN { exit !(s < 30) }'; then
+    return 0
+  fi
+  echo "    exit $1, peak RSS ${kib:-?} KiB, ${secs:-?} s (wanted: 0, under 204800 KiB and 30 s)"
+  tail -n 3 "$big/$2.err"
+  return 1
+}
+peak() { echo "$(cut -d' ' -f1 "$big/$1.rss") KiB peak, $(cut -d' ' -f2 "$big/$1.rss") s"; }
+if [ ! -x /usr/bin/time ]; then
+  bad "10 GiB file: no /usr/bin/time (apt-get install time)"
+elif [ "${avail:-0}" -lt 65536 ]; then
+  echo "SKIP 10 GiB sparse file: ${avail:-?} KiB free in $tmp (64 MiB wanted for the real records and the runs)"
+elif ! truncate -s "$size" "$big/out/mix" 2>"$big/trunc.err" || [ "$(du -k "$big/out/mix" | cut -f1)" -gt 1024 ]; then
+  echo "SKIP 10 GiB sparse file: the file system of $tmp makes no sparse 10 GiB file $(head -1 "$big/trunc.err")"
+else
+  capped short "$MOD" "$big/out/mix" 3
+  st=$?
+  printf 'storage out\nopen mix\nlist 3\nquit\n' | xtrdb "$big" >"$big/mix.xt"
+  if small_run $st short && cmp_py cli "$big/short.out" "$big/mix.xt" >"$big/short.cmp" 2>&1 && [ "$(wc -l <"$big/short.out")" = 3 ]; then
+    ok "3 records of a 10 GiB data file, its index short: $(peak short), equal xtrdb's"
+  else
+    bad "3 records of a 10 GiB data file (index short)" "$big/short.cmp"
+  fi
+  capped long "$MOD" "$big/out/mix" 3
+  st=$?
+  if small_run $st long && cmp_py cli "$big/long.out" "$big/mix.xt" >"$big/long.cmp" 2>&1 && [ "$(wc -l <"$big/long.out")" = 3 ]; then
+    ok "3 records of a 10 GiB data file, its index over it all (after xtrdb): $(peak long), equal xtrdb's"
+  else
+    bad "3 records of a 10 GiB data file (index over it all)" "$big/long.cmp"
+  fi
+  printf '%s\n' 'import sys' 'sys.path.insert(0, sys.argv[1])' 'import retractor_artifacts as ra' \
+    's = ra.read_records(sys.argv[2], int(sys.argv[3]) - 3, 10)' \
+    'print(s.first, len(s.records), s.end, int(s.records.view("u1").any()), int(s.nulls.any()))' >"$big/end.py"
+  capped end "$big/end.py" "$here/../python" "$big/out/mix" $((size / rec))
+  st=$?
+  if small_run $st end && [ "$(cat "$big/end.out")" = "$((size / rec - 3)) 3 $((size / rec)) 0 0" ]; then
+    ok "read_records at the end of the 10 GiB file: its last 3 records (zeros, not NULL), $(peak end)"
+  else
+    bad "read_records at the end of the 10 GiB file: $(cat "$big/end.out")"
+  fi
+fi
+rm -rf "$big"
 
 finish
