@@ -27,6 +27,10 @@ void warnRemoved(const ir::Query& q, const storage::ArtifactPaths& paths, int re
   if (q.retentionSegments > 0 || q.retentionCapacity > 0)
     for (auto& seg : paths.segments()) note(seg.path);
   if (files.empty()) return;
+  try {  // the earlier run's record may be another (a reset to a stream of another type)
+    if (::stat(paths.desc().c_str(), &st) == 0) recordSize = storage::Descriptor::load(paths.desc()).recordSize();
+  } catch (const std::exception&) {
+  }
   const std::string records =
       recordSize > 0 && bytes % uint64_t(recordSize) == 0 ? std::to_string(bytes / uint64_t(recordSize)) + " records"
                                                           : std::to_string(bytes) + " bytes";
