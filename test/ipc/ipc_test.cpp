@@ -1201,6 +1201,23 @@ TEST_CASE("live engine: xqry --reset swaps the plan between slots; kept streams 
   CHECK_FALSE(fs::exists(e.dir / "pwned"));
 }
 
+// A reset that gives a stream's name to a stream of another type starts its
+// files afresh: the engine's log names the stopped stream's file and its
+// records (counted with that stream's own record size) before they go.
+TEST_CASE("live engine: a reset to a same-named stream of another type says which records it removes",
+          "[ipc][live][reset]") {
+  LiveEngine e;
+  e.write("p2.rql", "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\nSELECT to_double(c[0]) STREAM s FROM c\n");
+  for (int i = 0; i < 300 && countOfStream(e, "s") < 5; ++i) std::this_thread::sleep_for(10ms);
+  REQUIRE(e.xqry("--reset p2.rql").rc == 0);
+  std::string err;
+  for (int i = 0; i < 300 && (err = slurp(e.dir / "engine.err")).find("starts afresh") == std::string::npos; ++i)
+    std::this_thread::sleep_for(10ms);
+  INFO(err);
+  CHECK(err.find("warning: stream s starts afresh: removing ") != std::string::npos);
+  CHECK(err.find(" records) of an earlier run") != std::string::npos);  // INTEGER records, not the DOUBLE's bytes
+}
+
 TEST_CASE("live engine: an ad hoc window longer than a running stream's ring waits for the records it needs",
           "[ipc][live][adhoc]") {
   LiveEngine e;
