@@ -139,6 +139,13 @@ struct RecordText {
   std::string t;
 };
 
+// What a `show` with `from` replays (ServerHooks::replay).
+struct Replay {
+  std::vector<RecordText> records;  // oldest first
+  int64_t unavailable = 0;          // records from `from` on that are no longer held
+  int64_t newest = -1;              // the stream's newest logical index; -1: none written yet
+};
+
 struct ServerHooks {
   std::function<std::vector<StreamInfo>()> list;
   std::function<std::optional<StreamDetail>(const std::string&)> detail;
@@ -150,10 +157,11 @@ struct ServerHooks {
   // error; `ended` gets the streams removed or redefined (their subscribers are ended).
   std::function<std::string(const std::string&, std::vector<std::string>& ended)> reset;
   // `show` with `from`: the stored records of the stream from logical index
-  // `from` on, oldest first, up to the newest; `unavailable` = records from
-  // `from` on that are no longer held. Called between slots, so the live
-  // records that follow continue exactly after the last one.
-  std::function<std::vector<RecordText>(const std::string&, int64_t from, int64_t& unavailable)> replay;
+  // `from` on (0 to INT64_MAX), oldest first, up to the newest. Called between
+  // slots, so the live records that follow continue exactly after the last
+  // one. A `from` past the newest replays nothing: the subscription then
+  // waits, live records before `from` are not sent.
+  std::function<Replay(const std::string&, int64_t from)> replay;
 };
 
 struct ServerOptions {

@@ -11,8 +11,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include "server_impl.hpp"
 
@@ -171,6 +174,7 @@ struct Answer {
   size_t cap = 0;
   std::vector<std::string> ended;     // `remove`: subscribed streams that are gone now
   std::vector<std::string> replayed;  // `show` with `from`: data frames queued right after the reply
+  int64_t next = -1;                  // `show` with `from`: the index the first live record should have
 };
 
 void answerGet(const ServerHooks& h, Answer& a) {
@@ -222,34 +226,48 @@ void answerDetail(const ServerHooks& h, const std::string& arg, Answer& a) {
   for (auto& [name, value] : d->counters) db.add(name, std::to_string(value));
 }
 
+// A record index as `show` takes it in `from`: digits only, 0 to INT64_MAX.
+std::optional<int64_t> recordIndex(const std::string& text) {
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
 // `show` with `from`: the stored records go out before any live one. A
-// notice first says how many of those asked for are no longer held.
+// notice first says how many of those asked for are no longer held. A `from`
+// past the newest record replays nothing and the subscription waits for it:
+// the reply says so (`waiting`, with `newest` when one was written).
 void replay(const ServerHooks& h, const std::string& stream, const std::string& fromText, Answer& a) {
-  int64_t from = 0;
-  try {
-    from = std::stoll(fromText);
-  } catch (const std::exception&) {
-    a.reply = errorTree("error: from must be a record index: " + fromText);
+  const std::optional<int64_t> from = recordIndex(fromText);
+  if (!from) {
+    a.reply = errorTree("error: from must be a record index from 0 to " +
+                        std::to_string(std::numeric_limits<int64_t>::max()) + ": " + fromText);
     a.subscribe.clear();
     return;
   }
-  int64_t unavailable = 0;
-  const std::vector<RecordText> recs = h.replay(stream, std::max<int64_t>(from, 0), unavailable);
-  if (unavailable > 0) {
-    Tree m;
-    m.add("stream", stream);
-    m.add("count", "0");
-    m.add("lost", std::to_string(unavailable));
-    a.replayed.push_back(encodeFrame(Kind::Data, m.text()));
-  }
-  for (auto& r : recs) {
+  const Replay r = h.replay(stream, *from);
+  if (r.unavailable > 0) a.replayed.push_back(lostFrame(stream, uint64_t(r.unavailable)));
+  size_t sent = 0;
+  for (auto& rec : r.records) {
     try {
-      a.replayed.push_back(dataFrame(stream, r.values, r.nulls, r.n, r.t));
+      a.replayed.push_back(dataFrame(stream, rec.values, rec.nulls, rec.n, rec.t));
+      ++sent;
     } catch (const std::length_error&) {
-      break;  // a record too large to send ends the replay
+      break;  // a record too large to send ends the replay (the rest is reported lost before the next record)
     }
   }
   a.cap += a.replayed.size();  // the replay does not count against the live bound
+  if (*from > r.newest) {
+    a.next = *from;
+    Tree& db = a.reply.add("db");
+    db.add("waiting", std::to_string(*from));
+    if (r.newest >= 0) db.add("newest", std::to_string(r.newest));
+  } else {
+    a.next = *from + r.unavailable + int64_t(sent);  // newest + 1 unless the replay ended early
+  }
 }
 
 void answerShow(const Server::Impl& s, const ServerHooks& h, const Tree& req, const std::string& arg, Answer& a) {
@@ -452,6 +470,7 @@ void Server::poll(const ServerHooks& h, int timeoutMs) {
     // The reply goes first; data follows it on the same connection.
     if (!a.subscribe.empty()) {
       s.subscribe(c, a.subscribe, a.cap);
+      c.next = a.next;
       for (auto& f : a.replayed) s.enqueue(c, std::move(f));
     }
   }

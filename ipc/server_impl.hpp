@@ -29,6 +29,11 @@ struct Conn {
   std::string stream;  // subscription; empty = none
   size_t cap = 0;      // message bound while subscribed
   uint64_t lost = 0;   // records not queued since the last one that was (the queue was full)
+  // `show` with `from`: the index the next live record should have. Records
+  // before it are not sent (a subscriber waiting for a future index); one
+  // after it is preceded by a `lost` notice for the gap. -1: no `from`, or
+  // the first live record was sent.
+  int64_t next = -1;
   bool closeAfterFlush = false;
   bool dead = false;
   std::chrono::steady_clock::time_point lastRequest;  // or the moment it connected
@@ -43,6 +48,8 @@ Tree errorTree(const std::string& text);
 // The data message of one record (std::length_error when too large).
 std::string dataFrame(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls,
                       int64_t n, const std::string& t);
+// The notice that `count` records of `stream` were not sent (`lost`).
+std::string lostFrame(const std::string& stream, uint64_t count);
 
 struct Server::Impl {
   ServerOptions opt;

@@ -38,6 +38,7 @@ void Server::Impl::subscribe(Conn& c, const std::string& stream, size_t cap) {
   c.stream = stream;
   c.cap = cap;
   c.lost = 0;
+  c.next = -1;
   ++subs[c.stream];
   subscriberCount.fetch_add(1, std::memory_order_relaxed);
 }
@@ -109,6 +110,14 @@ bool Server::subscribed(const std::string& stream) const {
 
 bool Server::anySubscriber() const { return impl_->subscriberCount.load(std::memory_order_relaxed) != 0; }
 
+std::string lostFrame(const std::string& stream, uint64_t count) {
+  Tree notice;
+  notice.add("stream", stream);
+  notice.add("count", "0");
+  notice.add("lost", std::to_string(count));
+  return encodeFrame(Kind::Data, notice.text());
+}
+
 // The data message of one record (throws std::length_error when too large).
 std::string dataFrame(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls,
                       int64_t n, const std::string& t) {
@@ -148,6 +157,13 @@ void Server::publish(const std::string& stream, const std::vector<std::string>& 
   for (auto& cp : s.conns) {
     Conn& c = *cp;
     if (c.dead || c.stream != stream) continue;
+    if (c.next >= 0 && n >= 0) {  // `show` with `from`: the first live record
+      if (n < c.next) continue;   // still to come: the subscriber waits for it
+      // Asked for but never sent (a stream that started after `from`, a replay
+      // cut short): said before any record, outside the queue's loss count.
+      if (n > c.next) s.enqueue(c, lostFrame(stream, uint64_t(n - c.next)));
+      c.next = -1;
+    }
     if (c.out.size() >= c.cap || c.outBytes + frame.size() > s.opt.maxQueueBytes) {
       // Behind: the record is not queued, and the client hears how many it
       // lost once it catches up. One that lost more than a whole queue does
@@ -161,11 +177,7 @@ void Server::publish(const std::string& stream, const std::vector<std::string>& 
       continue;
     }
     if (c.lost) {
-      Tree notice;
-      notice.add("stream", stream);
-      notice.add("count", "0");
-      notice.add("lost", std::to_string(c.lost));
-      s.enqueue(c, encodeFrame(Kind::Data, notice.text()));
+      s.enqueue(c, lostFrame(stream, c.lost));
       c.lost = 0;
     }
     s.enqueue(c, frame);

@@ -22,6 +22,22 @@ for p in xretractor xqry xtrdb; do
         '"$B/$p" --version | grep -q "^$p (retractor) [0-9]" && "$B/$p" --version | grep -q "^build: buildtype=.* jit=.* sanitize="'
 done
 
+# xqry --from N takes a record index, 0 to 2^63-1, digits only. Anything else is
+# one line naming the option and the range, exit 22, before any engine is asked
+# (none serves here: an accepted value gets as far as the connection, exit 10).
+mkdir -p "$W/noengine"
+for v in -1 9223372036854775808 18446744073709551615 abc 1e3 +5 ' 5' 0x10 ''; do
+  err=$(TMPDIR=$W/noengine "$B/xqry" -s s --from "$v" 2>&1 >/dev/null); rc=$?
+  check "xqry --from '$v' is refused: exit 22, one line naming --from and the range" \
+        '[ $rc = 22 ] && [ "$(wc -l <<<"$err")" = 1 ] && grep -q -- "^xqry: --from: .* from 0 to 9223372036854775807 " <<<"$err"'
+done
+err=$(TMPDIR=$W/noengine "$B/xqry" -s s --from 2>&1 >/dev/null); rc=$?
+check "xqry --from without a value: exit 22, one line" '[ $rc = 22 ] && [ "$(wc -l <<<"$err")" = 1 ]'
+for v in 0 99999999 9223372036854775807; do
+  TMPDIR=$W/noengine "$B/xqry" -s s --from "$v" >/dev/null 2>&1; rc=$?
+  check "xqry --from $v is accepted (exit 10: no engine serves)" '[ $rc = 10 ]'
+done
+
 cd "$W" || exit 1
 seq 1 100000 > src.txt
 printf "DECLARE v INTEGER STREAM s, 1 TEXTFILE 'src.txt'\nSELECT s[0]*2 STREAM d FROM s\n" > q.rql
@@ -33,6 +49,7 @@ check "the progress line has the ETA from -m" 'grep -q "of 3000000 ([0-9]*%).*ET
 check "the line updates in place (carriage returns, one line)" '[ "$(tr -cd "\r" <<<"$out" | wc -c)" -ge 2 ]'
 out=$(run --quiet 2>&1)
 check "--quiet shows no progress" '! grep -q "records/s" <<<"$out"'
+rm -f d d.desc d.meta d.shadow  # else the run says it removes the earlier run's records of d
 err=$(TMPDIR=$W "$B/xretractor" q.rql -k -f -m 3000000 --block 1 2>&1 >/dev/null </dev/null)
 check "without a terminal nothing is printed" '[ -z "$err" ]'
 finish

@@ -86,23 +86,24 @@ ClientWiring::ClientWiring(engine::Engine& eng, ipc::Server& server, std::atomic
     timing_.clear();
     return eng_.removeStream(id);
   };
-  server_.replay = [this](const std::string& id, int64_t from, int64_t& unavailable) {
-    std::vector<ipc::RecordText> out;
+  server_.replay = [this](const std::string& id, int64_t from) {
+    ipc::Replay out;
     const auto st = eng_.status(id);
     const auto [oldest, newest] = eng_.held(id);
-    if (!st || newest < from) return out;
+    if (oldest <= newest) out.newest = newest;
+    if (!st || newest < from) return out;  // nothing held, or `from` is still to come
     const int64_t first = std::max({from, oldest, newest - kMaxReplay + 1});
-    unavailable = first - from;
+    out.unavailable = first - from;
     std::vector<uint8_t> data, nulls;
     const ir::Layout* layout = nullptr;
     for (int64_t n = first; n <= newest; ++n) {
       if (!eng_.record(id, n, data, nulls, layout)) {
-        ++unavailable;
+        ++out.unavailable;
         continue;
       }
-      out.push_back(recordText(*layout, data.data(), nulls.data()));
-      out.back().n = n;
-      out.back().t = slotTime(*st, n);
+      out.records.push_back(recordText(*layout, data.data(), nulls.data()));
+      out.records.back().n = n;
+      out.records.back().t = slotTime(*st, n);
     }
     return out;
   };

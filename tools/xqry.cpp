@@ -4,8 +4,10 @@
 // format and command, and main; the commands are in xqry_streams.cpp,
 // xqry_subscribe.cpp and xqry_control.cpp, the connection in xqry_session.cpp,
 // the output side (formats, JSON lines, YAML) in xqry_render.cpp.
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <charconv>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -62,8 +64,10 @@ void addOptions(CLI::App& app, Options& o) {
   app.add_option("-q,--reset", o.reset,
                  "replace the whole plan with this RQL file at a slot boundary (an empty file: idle)");
   app.add_option("-m,--elimitqry", o.limit, "stop after N records (0 = unlimited)");
-  app.add_option("--from", o.from, "with -s: replay the stored records from logical index N, then continue live")
-      ->check(CLI::NonNegativeNumber);
+  app.add_option("--from", o.fromText,
+                 "with -s: replay the stored records from logical index N (0 to 2^63-1), then continue live; "
+                 "an N still to come waits for record N")
+      ->type_name("N");
   app.add_flag("-n,--null", o.skipNull, "skip records whose fields are all NULL (raw)");
   app.add_flag("-l,--hello", o.hello, "diagnostic round trip");
   app.add_flag("-k,--kill", o.kill, "stop the server (with -s and -m N: after N records)");
@@ -81,6 +85,25 @@ void addOptions(CLI::App& app, Options& o) {
   app.add_flag("-w,--wait-server", o.waitServer, "wait for the server to come up");
   app.add_option("-x,--server", o.server, "name of the server instance (xretractor --name)");
   app.add_flag("--stats", o.stats, "server IPC counters (clients, subscribers, dropped, disconnected)");
+}
+
+// --from N: digits only, 0 to 2^63-1 (INT64_MAX), into o.from; 0, or kExitArgs
+// after a one-line message naming the option, the range and the value.
+int fromIndex(Options& o) {
+  if (!o.fromGiven) return kExitOk;
+  const std::string& t = o.fromText;
+  const bool digits = !t.empty() && t.find_first_not_of("0123456789") == std::string::npos;
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (!digits || ec != std::errc() || end != t.data() + t.size()) {
+    std::string shown;  // the value on the same line: control characters as '?'
+    for (char c : t) shown += (unsigned char)c < 0x20 || c == 0x7f ? '?' : c;
+    gLog(fmt::format("xqry: --from: a record index is a whole number from 0 to {} (2^63-1), digits only; got '{}'",
+                     INT64_MAX, shown));
+    return kExitArgs;
+  }
+  o.from = v;
+  return kExitOk;
 }
 
 // Sets o.format (and the gnuplot window) from the flags; 0, or kExitArgs after the
@@ -136,6 +159,7 @@ Command chooseCommand(const Options& o) {
 int run(Options& o) {
   gConfig = tools::loadConfig(o.config.empty() ? std::nullopt : std::optional<std::string>(o.config));
   if (int rc = chooseFormat(o)) return rc;
+  if (int rc = fromIndex(o)) return rc;
   if (o.limit < 0) o.limit = 0;
   const Command cmd = chooseCommand(o);
   if (!cmd) {
@@ -161,11 +185,18 @@ int main(int argc, char** argv) {
   CLI::App app{"xqry: query a running xretractor"};
   addOptions(app, o);
   app.set_version_flag("--version", tools::versionText("xqry"));
+  // A usage error is one line, as the checks of run() print theirs.
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return std::string("xqry: ") + e.what() + " (xqry --help lists the options)\n";
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0; every usage error (an unknown option, a
+    // missing or malformed value) is kExitArgs, as the checks in run() are.
+    return app.exit(e) == 0 ? kExitOk : kExitArgs;
   }
+  o.fromGiven = app.get_option("--from")->count() > 0;
   try {
     return run(o);
   } catch (const TooManyClients&) {

@@ -17,7 +17,9 @@ enum class Format { Raw, Graphite, Influx, Gnuplot, Csv, Jsonl };
 struct Options {
   std::string select = "none", detail, adhoc, gnuplot, config, server, remove, reset;
   int64_t limit = 0;
-  int64_t from = -1;  // -s --from N: replay from record N, then live
+  int64_t from = -1;     // -s --from N: replay from record N (or wait for it), then live
+  std::string fromText;  // --from as given; checked by fromIndex() (xqry.cpp)
+  bool fromGiven = false;
   bool skipNull = false, hello = false, kill = false, dir = false, diryaml = false, raw = false, graphite = false,
        influx = false, rtl = false, needCtrlC = false, waitServer = false, csv = false, jsonl = false, stats = false;
   Format format = Format::Raw;

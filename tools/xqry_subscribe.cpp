@@ -54,8 +54,9 @@ int unknownStream(const Options& o) {
 }
 
 // Asks for the stream list, the field names (all formats but raw) and the
-// subscription; 0, or the exit code after a diagnostic.
-int subscribe(Session& s, const Options& o, Schema& schema) {
+// subscription; 0, or the exit code after a diagnostic. `waiting`: --from
+// names a record still to come, and the server holds the subscription until it is written.
+int subscribe(Session& s, const Options& o, Schema& schema, bool& waiting) {
   const std::string& name = o.select;
   const bool json = o.format == Format::Jsonl;
   ipc::Tree r;
@@ -76,7 +77,15 @@ int subscribe(Session& s, const Options& o, Schema& schema) {
   if (o.from >= 0) extra.push_back({"from", std::to_string(o.from)});
   st = s.request("show", name, r, &err, extra);
   const std::string reply = r.get("db");
-  if (st == ipc::Client::Status::Ok && reply.empty()) return kExitOk;
+  if (st == ipc::Client::Status::Ok && reply.empty()) {
+    if (const ipc::Tree* w = r.path("db.waiting")) {
+      waiting = true;
+      const ipc::Tree* newest = r.path("db.newest");
+      gLog(fmt::format("xqry: {}: waiting for record {} ({})", name, w->value,
+                       newest ? "the newest is " + newest->value : "none written yet"));
+    }
+    return kExitOk;
+  }
   if (reply.rfind("error: unknown stream", 0) == 0) return unknownStream(o);
   gLog(fmt::format("xqry: {}: server did not create the client's response queue{}", name,
                    reply.empty() ? (err.empty() ? "" : " (" + err + ")") : " (" + reply + ")"));
@@ -85,7 +94,10 @@ int subscribe(Session& s, const Options& o, Schema& schema) {
 }
 
 // Renders the subscription's records until it ends; the reason it ended.
-std::string receive(Session& s, const Options& o, const KeyWatch& keys, Renderer& view, int64_t& rendered) {
+// While `waiting` (for a record --from names) the no-data timeout does not
+// apply: the first message ends the wait.
+std::string receive(Session& s, const Options& o, const KeyWatch& keys, Renderer& view, int64_t& rendered,
+                    bool waiting) {
   using clock = std::chrono::steady_clock;
   const int noDataMs = gConfig.queryNoDataTimeoutMs;
   auto lastData = clock::now();
@@ -97,7 +109,7 @@ std::string receive(Session& s, const Options& o, const KeyWatch& keys, Renderer
     ipc::Tree m;
     const auto st = s.client().receive(m, 50, &err);
     if (st == ipc::Client::Status::Timeout) {
-      if (clock::now() - lastData < std::chrono::milliseconds(noDataMs)) continue;
+      if (waiting || clock::now() - lastData < std::chrono::milliseconds(noDataMs)) continue;
       gLog(fmt::format("No data received for {} ms, assuming server is dead.", noDataMs));
       return "idle_timeout";
     }
@@ -106,6 +118,7 @@ std::string receive(Session& s, const Options& o, const KeyWatch& keys, Renderer
       return "server_stopped_or_reloaded";
     }
     lastData = clock::now();
+    waiting = false;
     const std::string sname = m.get("stream");
     if (sname == ipc::kEndMarker) return m.get("reason") == "removed" ? "stream_removed" : "server_stopped_or_reloaded";
     if (sname != o.select) continue;
@@ -133,7 +146,8 @@ std::string receive(Session& s, const Options& o, const KeyWatch& keys, Renderer
 
 int cmdSelect(Session& s, const Options& o) {
   Schema schema;
-  if (int rc = subscribe(s, o, schema)) return rc;
+  bool waiting = false;
+  if (int rc = subscribe(s, o, schema, waiting)) return rc;
   std::signal(SIGINT, onSignal);
   std::signal(SIGTERM, onSignal);
   std::signal(SIGHUP, onSignal);
@@ -141,7 +155,7 @@ int cmdSelect(Session& s, const Options& o) {
   Renderer view(o, o.select, schema);
   view.start();
   int64_t rendered = 0;
-  const std::string reason = receive(s, o, keys, view, rendered);
+  const std::string reason = receive(s, o, keys, view, rendered, waiting);
   const bool json = o.format == Format::Jsonl;
   if (reason == "stream_removed") {
     gLog(fmt::format("xqry: {}: the stream was removed from the running plan", o.select));

@@ -52,13 +52,15 @@ struct TempDir {
     fs::remove_all(dir, ec);
   }
   // Runs the real xqry with this directory as TMPDIR (so its socket is ours).
-  Result xqry(const std::string& args) const {
+  // `limitS` > 0: killed after that many seconds (exit 137), so a test never hangs on it.
+  Result xqry(const std::string& args, int limitS = 0) const {
     static std::atomic<int> seq{0};
     const int n = seq++;
     const std::string o = (dir / ("xqry" + std::to_string(n) + ".out")).string();
     const std::string e = (dir / ("xqry" + std::to_string(n) + ".err")).string();
+    const std::string limit = limitS > 0 ? "timeout -s KILL " + std::to_string(limitS) + " " : "";
     std::string cmd = "cd '" + dir.string() + "' && TMPDIR='" + dir.string() + "' XDG_CONFIG_HOME='" + dir.string() +
-                      "' '" RDB_XQRY "' " + args + " </dev/null >'" + o + "' 2>'" + e + "'";
+                      "' " + limit + "'" RDB_XQRY "' " + args + " </dev/null >'" + o + "' 2>'" + e + "'";
     int rc = std::system(cmd.c_str());
     Result r;
     r.rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
@@ -68,6 +70,9 @@ struct TempDir {
   }
   void write(const std::string& name, const std::string& text) const { std::ofstream(dir / name) << text; }
 };
+
+// The newest record of core0 that FakeEngine's replay holds.
+constexpr int64_t kFakeNewest = 9;
 
 // An engine stand-in: two streams, a detail for core0, ad hoc rules of tools.md §2.7.
 struct FakeEngine : TempDir {
@@ -108,6 +113,14 @@ struct FakeEngine : TempDir {
       return "OK";
     };
     hooks.kill = [this] { killed = true; };
+    // `show` with `from`: core0 holds records 0..9 (values 10·n, 0.5); the test publishes the later ones.
+    hooks.replay = [](const std::string& s, int64_t from) {
+      ipc::Replay r;
+      if (s != "core0") return r;
+      r.newest = kFakeNewest;
+      for (int64_t n = from; n <= kFakeNewest; ++n) r.records.push_back({{std::to_string(10 * n), "0.5"}, {}, n, "1"});
+      return r;
+    };
     if (idle) hooks.list = nullptr;  // no plan
     thread = std::thread([this] {
       while (!stop) {
@@ -121,10 +134,10 @@ struct FakeEngine : TempDir {
     thread.join();
     server.reset();
   }
-  bool waitSubscribed(const std::string& s, std::chrono::milliseconds limit = 5000ms) {
+  bool waitSubscribed(const std::string& s, std::chrono::milliseconds limit = 5000ms, bool want = true) {
     const auto end = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < end) {
-      if (server->subscribed(s)) return true;
+      if (server->subscribed(s) == want) return true;
       std::this_thread::sleep_for(2ms);
     }
     return false;
@@ -1366,4 +1379,116 @@ TEST_CASE("subscriptions: a subscriber that fell behind is told how many records
   REQUIRE(slow->receive(m, 2000, &err) == ipc::Client::Status::Ok);
   CHECK(m.get("n") == std::to_string(n));
   CHECK(e.server->stats().disconnected == 0);
+}
+
+namespace {
+
+// `xqry ARGS` (killed after 20 s) against core0 of a FakeEngine: once it has
+// subscribed, records first..last are published (values 10·n, 0.5), then,
+// after a moment to print what it was sent, the subscription is ended.
+Result subscribedWhilePublishing(FakeEngine& e, const std::string& args, int64_t first, int64_t last) {
+  Result r;
+  std::thread client([&] { r = e.xqry(args, 20); });
+  if (e.waitSubscribed("core0")) {
+    for (int64_t n = first; n <= last; ++n) e.server->publish("core0", {std::to_string(10 * n), "0.5"}, {}, n, "1");
+    std::this_thread::sleep_for(300ms);
+  }
+  e.server->endSubscriptions();
+  client.join();
+  e.waitSubscribed("core0", 5000ms, false);
+  return r;
+}
+
+std::vector<long> indicesOf(const std::vector<CsvRow>& rows) {
+  std::vector<long> n;
+  for (auto& r : rows) n.push_back(r.n);
+  return n;
+}
+
+const std::string kInt64Max = "9223372036854775807";
+
+}  // namespace
+
+TEST_CASE("subscriptions: --from takes a record index, 0 to 2^63-1, digits only; else exit 22 with one line",
+          "[ipc][subscribe]") {
+  FakeEngine e;
+  for (const std::string bad : {"-1", "9223372036854775808", "18446744073709551615", "99999999999999999999", "abc",
+                                "1e3", "+5", "' 5'", "0x10", "''", "--from="}) {
+    INFO("--from " << bad);
+    const Result r = e.xqry("--csv -s core0 -m 1 " + (bad == "--from=" ? bad : "--from " + bad), 20);
+    CHECK(r.rc == 22);
+    CHECK(r.out.empty());
+    CHECK(countOf(r.err, "\n") == 1);  // one line
+    CHECK(r.err.find("xqry: --from: ") == 0);
+    if (bad != "--from=") CHECK(r.err.find("from 0 to " + kInt64Max) != std::string::npos);  // else: value missing
+  }
+  const Result none = e.xqry("-s core0 --from", 20);  // a missing value: the same usage error
+  CHECK(none.rc == 22);
+  CHECK(none.err.find("xqry: --from: ") == 0);
+  CHECK(countOf(none.err, "\n") == 1);
+  CHECK_FALSE(e.server->subscribed("core0"));
+  // The server takes the same indices only: others get an error reply, no subscription.
+  std::string err;
+  auto c = ipc::Client::connect(ipc::socketPath(e.dir.string()), err);
+  REQUIRE(c);
+  for (const char* bad : {"-1", "9223372036854775808", "1e3", "", " 5", "+5"}) {
+    INFO("from '" << bad << "'");
+    ipc::Tree reply;
+    REQUIRE(c->request("show", "core0", reply, 2000, &err, {{"from", bad}}) == ipc::Client::Status::Ok);
+    CHECK(reply.get("db").rfind("error: from must be a record index from 0 to " + kInt64Max, 0) == 0);
+  }
+  CHECK_FALSE(e.server->subscribed("core0"));
+}
+
+TEST_CASE("subscriptions: --from at the newest record or before replays it; past it, waits for record N",
+          "[ipc][subscribe]") {
+  FakeEngine e;
+  // 0 and the newest (9): replayed, then live from 10 on, no gap.
+  Result r = subscribedWhilePublishing(e, "--csv -s core0 --from 0 -m 12", 10, 15);
+  CHECK(indicesOf(csvRows(r.out)) == std::vector<long>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  CHECK(r.err.find("waiting") == std::string::npos);
+  r = subscribedWhilePublishing(e, "--csv -s core0 --from 9 -m 3", 10, 15);
+  CHECK(indicesOf(csvRows(r.out)) == std::vector<long>{9, 10, 11});
+  // newest + 1: the next live record, nothing replayed.
+  r = subscribedWhilePublishing(e, "--csv -s core0 --from 10 -m 2", 10, 15);
+  CHECK(indicesOf(csvRows(r.out)) == std::vector<long>{10, 11});
+  // Two ahead: 10 and 11 are not sent; 12 is the first, 13 and 14 follow.
+  r = subscribedWhilePublishing(e, "--csv -s core0 --from 12 -m 3", 10, 20);
+  CHECK(r.rc == 0);
+  CHECK(indicesOf(csvRows(r.out)) == std::vector<long>{12, 13, 14});
+  CHECK(csvRows(r.out).at(0).v == 120);
+  CHECK(r.err.find("xqry: core0: waiting for record 12 (the newest is 9)") != std::string::npos);
+  // Far ahead, and the largest index: nothing is sent; the wait ends with the subscription (removed: 43).
+  for (const std::string& far : {std::string("99999999"), kInt64Max}) {
+    INFO("--from " << far);
+    r = subscribedWhilePublishing(e, "--csv -s core0 --from " + far, 10, 60);
+    CHECK(r.rc == 43);
+    CHECK(csvRows(r.out).empty());
+    CHECK(r.err.find("waiting for record " + far + " (the newest is 9)") != std::string::npos);
+  }
+  // A wait outlasts the no-data timeout (200 ms here): xqry goes on waiting, then prints record N.
+  e.write("short.toml", "[timing]\nquery_no_data_timeout_ms = 200\n");
+  Result waited;
+  std::thread client([&] { waited = e.xqry("-e short.toml --csv -s core0 --from 11 -m 1", 20); });
+  if (e.waitSubscribed("core0")) {
+    std::this_thread::sleep_for(600ms);
+    e.server->publish("core0", {"100", "0.5"}, {}, 10, "1");
+    e.server->publish("core0", {"110", "0.5"}, {}, 11, "1");
+  }
+  client.join();
+  CHECK(waited.rc == 0);
+  CHECK(indicesOf(csvRows(waited.out)) == std::vector<long>{11});
+}
+
+TEST_CASE("subscriptions: --from a record still to come waits for it on the running engine", "[ipc][live][subscribe]") {
+  LiveEngine e;
+  const std::vector<CsvRow> now = csvRows(e.xqry("--csv -s s -m 1", 20).out);
+  REQUIRE(now.size() == 1);
+  const long want = now[0].n + 60;  // written in about 3 s (20 records a second)
+  const Result r = e.xqry("--csv -s s --from " + std::to_string(want) + " -m 3", 20);
+  CHECK(r.rc == 0);
+  const std::vector<CsvRow> rows = csvRows(r.out);
+  CHECK(indicesOf(rows) == std::vector<long>{want, want + 1, want + 2});
+  if (!rows.empty()) CHECK(rows[0].v == want + 1);  // s[n] = line n+1 of c.txt
+  CHECK(r.err.find("xqry: s: waiting for record " + std::to_string(want) + " (the newest is ") != std::string::npos);
 }
