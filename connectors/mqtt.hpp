@@ -6,10 +6,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/endpoint.hpp"
@@ -36,16 +38,25 @@ struct MqttSettings {
   int64_t bufferRecords = 10000;  // PUBLISH: records kept while the broker is away; then the oldest go
   std::string clientId;           // sessions are named <clientId>-<stream>-{src,pub}
   int keepAliveS = 5;
-  int drainMs = 5000;         // at the end of a run, how long a sink may take to hand over what it still holds
-  bool waitWhenFull = false;  // offline runs (--no-clock): a full buffer waits for the broker, nothing is dropped
+  int drainMs = 5000;              // at the end of a run, how long a sink may take to hand over what it still holds
+  bool waitWhenFull = false;       // offline runs (--no-clock): a full buffer waits for the broker (MqttSink::relieve)
+  std::function<bool()> stopping;  // the engine is stopping: no sink waits for a broker any more
   std::shared_ptr<IndexAlignment> alignment;  // the engine's (made by the first source when unset)
+  // Sources: a longer or deeper payload is malformed, found before any parse (a record is small and flat).
+  int64_t maxPayloadBytes = 1 << 20;
+  int maxJsonDepth = 32;
 };
 
-// Record payloads. A JSON object with the declared field names (a missing or
-// null field is NULL; an array field takes a JSON array), or the values as
-// text separated by blanks or commas, in declaration order. `index` gets the
-// object's "n" (a record this engine published), else -1. False (and `why`)
-// for a payload that is neither.
+// Empty when a payload may be decoded, else why not: longer than
+// `maxBytes`, or JSON nested deeper than `maxDepth` (one scan, no recursion:
+// a payload nested 100,000 deep must not reach a recursive walk).
+std::string checkPayload(std::string_view payload, int64_t maxBytes, int maxDepth);
+
+// Record payloads (checkPayload first). A JSON object with the declared
+// field names (a missing or null field is NULL; an array field takes a JSON
+// array), or the values as text separated by blanks or commas, in
+// declaration order. `index` gets the object's "n" (a record this engine
+// published), else -1. False (and `why`) for a payload that is neither.
 bool decodePayload(const std::string& payload, const std::vector<ir::Field>& schema, const ir::Layout& layout,
                    uint8_t* rec, uint8_t* nulls, int64_t& index, std::string& why);
 
@@ -77,7 +88,14 @@ class MqttSink {
   // Record n of the stream, written in slot time `tExact` ("p/q" seconds).
   void publish(int64_t n, const std::string& tExact, const uint8_t* rec, const uint8_t* nulls);
   SinkCounters counters() const;
-  // Waits up to `ms` for the records still queued or unacknowledged (at the end of a run).
+  // Offline runs, between blocks: waits up to `ms` for the broker to take
+  // the records over the buffer. True once the sink no longer holds the run:
+  // within its buffer, the engine stopping, or 30 s without the broker
+  // taking a record (then the oldest go, as in a clocked run, until it is back).
+  bool relieve(int ms);
+  // At the end of a run: waits up to `ms` for the records still queued or
+  // unacknowledged, also while the client moves to another broker (not after
+  // a stop request, nor when no broker was ever reached); logs what was not delivered.
   void drain(int ms);
 
   struct Impl;

@@ -1,5 +1,6 @@
 #include "connectors/mqtt_client.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -50,6 +51,10 @@ void Client::connect() {
   o.maxRetryInterval = 2;  // a broker node that failed over comes back within seconds
   o.connectTimeout = 5;
   o.maxInflight = 1000;
+  // Not the default (3.1.1, then 3.1 after a failure): a broker node that
+  // refused one CONNECT while it failed over would get a 3.1 CONNECT next,
+  // which NATS refuses, costing the reconnection another round.
+  o.MQTTVersion = MQTTVERSION_3_1_1;
   o.serverURIs = uriPtrs_.data();
   o.serverURIcount = int(uriPtrs_.size());
   o.onFailure = &Client::onConnectFailure;
@@ -100,6 +105,7 @@ bool Client::send(const std::string& payload) {
 void Client::onConnected(void* ctx, char*) {
   auto* c = static_cast<Client*>(ctx);
   c->connecting_ = false;
+  c->everConnected_ = true;
   c->backoffMs_ = 250;
   if (c->lostLogged_.exchange(false)) fprintf(stderr, "MQTT %s: connected again\n", c->ep_.topic.c_str());
   if (c->onMessage_) {  // connected once the broker confirmed the subscription
@@ -122,9 +128,16 @@ void Client::onLost(void* ctx, char* cause) {
             cause ? cause : "broker gone");
 }
 
+// Always 1 (taken): the message is acknowledged whatever it held. Nothing
+// thrown may cross the C library, and a payload that fails here would
+// otherwise come again at every reconnection.
 int Client::onArrived(void* ctx, char* topic, int, MQTTAsync_message* m) {
   auto* c = static_cast<Client*>(ctx);
-  if (c->onMessage_) c->onMessage_(static_cast<const char*>(m->payload), size_t(m->payloadlen));
+  try {
+    if (c->onMessage_) c->onMessage_(static_cast<const char*>(m->payload), size_t(std::max(0, m->payloadlen)));
+  } catch (...) {
+    fprintf(stderr, "warning: MQTT %s: a message could not be handled; dropped\n", c->ep_.topic.c_str());
+  }
   MQTTAsync_freeMessage(&m);
   MQTTAsync_free(topic);
   return 1;

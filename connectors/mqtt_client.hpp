@@ -30,6 +30,7 @@ class Client {
   void tick();
   bool connected() const { return connected_.load(std::memory_order_acquire); }
   bool connecting() const { return connecting_.load(std::memory_order_acquire); }  // the first attempt, still open
+  bool everConnected() const { return everConnected_.load(std::memory_order_acquire); }
   // Sends one QoS 1 message. False when it cannot go now (not connected, or
   // too many unacknowledged): keep it and try again later.
   bool send(const std::string& payload);
@@ -57,6 +58,7 @@ class Client {
   std::vector<char*> uriPtrs_;
   std::atomic<bool> connected_{false};
   std::atomic<bool> connecting_{false};
+  std::atomic<bool> everConnected_{false};
   std::atomic<uint64_t> acked_{0}, failed_{0};
   std::atomic<int> inflight_{0};
   // Written by the library's threads, read on the engine's.

@@ -26,7 +26,9 @@ class MqttSource : public storage::Source {
         stream_(q.id),
         schema_(q.schema),
         interval_(q.interval.str()),
-        alignment_(s.alignment ? s.alignment : std::make_shared<IndexAlignment>()) {
+        alignment_(s.alignment ? s.alignment : std::make_shared<IndexAlignment>()),
+        maxBytes_(s.maxPayloadBytes),
+        maxDepth_(s.maxJsonDepth) {
     ir::MqttEndpoint ep;
     if (std::string why = ir::parseMqttEndpoint(q.filename, ep); !why.empty()) throw storage::SourceError(why);
     topic_ = ep.topic;
@@ -126,22 +128,33 @@ class MqttSource : public storage::Source {
     }
   }
 
-  void arrived(const char* d, size_t n) {
-    std::string payload(d, n);
+  // On the client library's thread. Nothing may escape it: the message is
+  // acknowledged when this returns, and a payload that killed the engine
+  // would come back at every restart (QoS 1, persistent session).
+  void arrived(const char* d, size_t n) noexcept {
+    bool counted = false;
+    try {
+      take(d, n, counted);
+    } catch (const std::exception& e) {
+      malformed(d, n, e.what(), !counted);
+    } catch (...) {
+      malformed(d, n, "cannot be taken", !counted);
+    }
+  }
+
+  void take(const char* d, size_t n, bool& counted) {
+    // Limits first, without parsing: the payload need not even be copied.
+    std::string why = checkPayload(std::string_view(d, n), maxBytes_, maxDepth_);
     int64_t index = -1;
-    std::string why;
-    const bool ok = decodePayload(payload, schema_, layout_, scratch_.data(), scratchNulls_.data(), index, why);
+    if (!why.empty() ||
+        !decodePayload(std::string(d, n), schema_, layout_, scratch_.data(), scratchNulls_.data(), index, why)) {
+      counted = true;
+      return malformed(d, n, why.c_str(), true);
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       ++received_;
-      if (!ok) {
-        if (++malformed_ <= 10 || malformed_ % kLogEvery == 0) {
-          if (payload.size() > 80) payload = payload.substr(0, 80) + "...";
-          fprintf(stderr, "warning: MQTT source %s (topic %s): malformed payload #%llu: %s: %s\n", stream_.c_str(),
-                  topic_.c_str(), (unsigned long long)malformed_, why.c_str(), payload.c_str());
-        }
-        return;
-      }
+      counted = true;
       if (index >= 0) {
         indexed_ = true;
         if ((expected_ >= 0 && index < expected_) || pending_.count(index)) {
@@ -167,10 +180,31 @@ class MqttSource : public storage::Source {
     (void)!::write(efd_, &one, sizeof one);
   }
 
+  // Counted (with the message, unless it already was); logged with its first
+  // bytes only, made printable: the first ten, then every kLogEvery-th.
+  void malformed(const char* d, size_t n, const char* why, bool count) noexcept {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (count) ++received_;
+    if (++malformed_ > 10 && malformed_ % kLogEvery != 0) return;
+    char text[4 * 80 + 1], more[40] = "";
+    size_t k = 0;
+    for (size_t i = 0; i < std::min<size_t>(n, 80); ++i) {
+      const unsigned char c = static_cast<unsigned char>(d[i]);
+      if (c >= 0x20 && c < 0x7f) text[k++] = char(c);
+      else k += size_t(snprintf(text + k, 5, "\\x%02x", c));
+    }
+    text[k] = 0;
+    if (n > 80) snprintf(more, sizeof more, "... (%zu bytes)", n);
+    fprintf(stderr, "warning: MQTT source %s (topic %s): malformed payload #%llu: %.200s: %s%s\n", stream_.c_str(),
+            topic_.c_str(), (unsigned long long)malformed_, why, text, more);
+  }
+
   std::string stream_, topic_;
   std::vector<ir::Field> schema_;
   std::string interval_;
   std::shared_ptr<IndexAlignment> alignment_;
+  int64_t maxBytes_;
+  int maxDepth_;
   int efd_ = -1;
   mutable std::mutex mu_;
   std::vector<uint8_t> latest_, latestNulls_, scratch_, scratchNulls_;

@@ -13,6 +13,14 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+// A value for a message: short, and never a recursive dump of a nested one.
+std::string describe(const Json& v) {
+  if (v.is_array()) return "an array of " + std::to_string(v.size());
+  if (v.is_object()) return "an object";
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 40) + "..." : s;
+}
+
 // One element from text: the whole token must be a value of the type.
 bool elementFromText(std::string_view tok, const ir::Element& el, uint8_t* d, uint8_t& isNull, std::string& why) {
   isNull = 0;
@@ -105,7 +113,7 @@ bool elementFromJson(const Json& v, const ir::Element& el, uint8_t* d, uint8_t& 
   if (v.is_string() && el.type == ir::Type::RATIONAL)
     return elementFromText(v.get_ref<const std::string&>(), el, d, isNull, why);
   if (!v.is_number()) {
-    why = "'" + v.dump() + "' is not a " + ir::typeName(el.type);
+    why = "'" + describe(v) + "' is not a " + ir::typeName(el.type);
     return false;
   }
   isNull = 0;
@@ -114,7 +122,7 @@ bool elementFromJson(const Json& v, const ir::Element& el, uint8_t* d, uint8_t& 
     const double lo = el.type == ir::Type::INTEGER ? -2147483648.0 : 0;
     const double hi = el.type == ir::Type::BYTE ? 255 : el.type == ir::Type::INTEGER ? 2147483647.0 : 4294967295.0;
     if (x != std::floor(x) || x < lo || x > hi) {
-      why = v.dump() + " is not a " + ir::typeName(el.type);
+      why = describe(v) + " is not a " + ir::typeName(el.type);
       return false;
     }
     const int64_t i = v.is_number_integer() ? v.get<int64_t>() : int64_t(x);
@@ -131,7 +139,7 @@ bool elementFromJson(const Json& v, const ir::Element& el, uint8_t* d, uint8_t& 
   switch (el.type) {
     case ir::Type::FLOAT: {
       if (std::fabs(x) > 3.4028234663852886e38) {
-        why = v.dump() + " is out of the range of a FLOAT";
+        why = describe(v) + " is out of the range of a FLOAT";
         return false;
       }
       const float f = float(x);
@@ -259,6 +267,30 @@ std::string exactText(const uint8_t* p) {
 }
 
 }  // namespace
+
+std::string checkPayload(std::string_view p, int64_t maxBytes, int maxDepth) {
+  if (int64_t(p.size()) > maxBytes)
+    return std::to_string(p.size()) + " bytes, over the limit of " + std::to_string(maxBytes);
+  const size_t first = p.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || p[first] != '{') return {};  // text: nothing nests
+  int depth = 0;
+  bool inString = false, escaped = false;
+  for (size_t i = first; i < p.size(); ++i) {
+    const char c = p[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > maxDepth) return "nested deeper than " + std::to_string(maxDepth) + " levels";
+    } else if (c == '}' || c == ']') {
+      --depth;  // unbalanced: the parser says so
+    }
+  }
+  return {};
+}
 
 bool decodePayload(const std::string& payload, const std::vector<ir::Field>& schema, const ir::Layout& layout,
                    uint8_t* rec, uint8_t* nulls, int64_t& index, std::string& why) {

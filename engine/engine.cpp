@@ -27,6 +27,10 @@ Engine::Engine(const ir::Plan& plan, Options opt) : impl_(std::make_unique<Impl>
   impl_->opt = opt;
   // MQTT sources of this engine place indexed records by one shared offset.
   impl_->opt.mqtt.waitWhenFull = opt.noClock;
+  // SIGTERM (or xqry -k) ends any sink's wait for a broker.
+  impl_->opt.mqtt.stopping = [m = impl_.get()] {
+    return m->stopSeen || (m->stopFlag && m->stopFlag->load(std::memory_order_relaxed));
+  };
   if (!impl_->opt.mqtt.alignment) impl_->opt.mqtt.alignment = std::make_shared<connectors::IndexAlignment>();
 }
 

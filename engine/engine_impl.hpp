@@ -71,8 +71,9 @@ struct Engine::Impl {
   // Clocked runs: when the current slot started, and the run's stop request
   // (a DEVICE deadline wait ends early on it, so does a sink's wait for a broker).
   std::chrono::steady_clock::time_point slotStart{};
-  const std::atomic<bool>* stopFlag = nullptr;
-  int64_t blockRecordBytes = 0;  // one record of every stream (data and flags)
+  const std::atomic<bool>* stopFlag = nullptr;  // the caller's, during run() only
+  bool stopSeen = false;                        // a run ended on its stop request (the sinks' drain is later)
+  int64_t blockRecordBytes = 0;                 // one record of every stream (data and flags)
   Block block;
   CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;

@@ -152,6 +152,19 @@ struct Run {
     }
   }
 
+  // Offline nothing waits for the slot clock: a sink over its buffer holds
+  // the run until the broker takes the records (the sink bounds the wait),
+  // and clients are served meanwhile.
+  void waitForSinks() {
+    for (;;) {
+      bool held = false;
+      for (auto* s : m.computed)
+        if (s->sink && !s->sink->relieve(20)) held = true;
+      if (!held || stopped()) return;
+      if (hooks.idle) hooks.idle(slots);
+    }
+  }
+
   bool keyPressed() const {
     if (!m.opt.stopOnKey) return false;
     pollfd p{0, POLLIN, 0};
@@ -185,8 +198,11 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     if (m.commands.running()) m.commands.reap();
     r.slots += m.block.slots;
     r.report();
+    if (m.opt.noClock) r.waitForSinks();
     if (!more || r.keyPressed()) break;
   }
+  m.stopSeen = r.stopped();
+  m.stopFlag = nullptr;
   if (m.opt.verbose) r.lateness.print(stdout);
   return r.slots;
 }

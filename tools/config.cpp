@@ -59,6 +59,25 @@ void apply(Config& c, const toml::table& t, const std::string& file) {
                            text(node) + "; using 10000");
     }
   }
+  // A source payload over either limit is malformed; a record is small and flat.
+  if (auto node = t["mqtt"]["max_payload_bytes"]; node) {
+    auto v = node.value_exact<int64_t>();
+    if (v && *v >= 16 && *v <= 268435455) {  // the most an MQTT packet holds
+      c.mqttMaxPayloadBytes = *v;
+    } else {
+      c.warnings.push_back(file + ": mqtt.max_payload_bytes must be a whole number from 16 to 268435455, got " +
+                           text(node) + "; using 1048576");
+    }
+  }
+  if (auto node = t["mqtt"]["max_json_depth"]; node) {
+    auto v = node.value_exact<int64_t>();
+    if (v && *v >= 1 && *v <= 1000) {
+      c.mqttMaxJsonDepth = int(*v);
+    } else {
+      c.warnings.push_back(file + ": mqtt.max_json_depth must be a whole number from 1 to 1000, got " + text(node) +
+                           "; using 32");
+    }
+  }
   // An invalid budget warns and keeps the default (the book's rule; not a hard error).
   if (auto node = t["limits"]["history_memory_mib"]; node) {
     auto v = node.value_exact<int64_t>();

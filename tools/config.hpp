@@ -30,8 +30,10 @@ struct Config {
   std::string sourcesTimeoutError;  // why the value is not a valid timeout; empty when it is
   // [mqtt]: credentials and limits of MQTT sources and PUBLISH sinks (never in the query text).
   std::string mqttUser, mqttPassword, mqttCaFile;
-  int64_t mqttBufferRecords = 10000;  // mqtt.buffer_records: a sink's outage buffer
-  int mqttKeepAliveS = 5;             // mqtt.keepalive_s
+  int64_t mqttBufferRecords = 10000;      // mqtt.buffer_records: a sink's outage buffer
+  int mqttKeepAliveS = 5;                 // mqtt.keepalive_s
+  int64_t mqttMaxPayloadBytes = 1 << 20;  // mqtt.max_payload_bytes: a longer source payload is malformed
+  int mqttMaxJsonDepth = 32;              // mqtt.max_json_depth: so is JSON nested deeper
   int mqttDrainS = 5;
   std::string httpListen;     // http.listen: HOST:PORT of the live page (empty: off)
   int httpMaxClients = 64;    // http.max_clients: live plots (SSE streams) the page serves at once

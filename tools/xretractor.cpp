@@ -341,6 +341,8 @@ engine::Options engineOptions(const RunArgs& a) {
   opt.mqtt.caFile = gConfig.mqttCaFile;
   opt.mqtt.bufferRecords = gConfig.mqttBufferRecords;
   opt.mqtt.keepAliveS = gConfig.mqttKeepAliveS;
+  opt.mqtt.maxPayloadBytes = gConfig.mqttMaxPayloadBytes;
+  opt.mqtt.maxJsonDepth = gConfig.mqttMaxJsonDepth;
   opt.mqtt.drainMs = int(std::min(gConfig.mqttDrainS, 3600)) * 1000;
   // Broker sessions are named after the instance, so two engines on one broker never share one.
   opt.mqtt.clientId = "retractor-" + (a.name.empty() ? std::string("default") : a.name);

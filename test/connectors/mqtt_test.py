@@ -4,7 +4,7 @@
 Each case starts its own broker on a free port and its own engine in a
 temporary directory, publishes with mosquitto_pub, subscribes with
 mosquitto_sub, and checks the stored artifacts (xtrdb) and the counters the
-engine reports (xqry -t). Usage: mqtt_test.py BUILD_DIR
+engine reports (xqry -t). Usage: mqtt_test.py BUILD_DIR (MQTT_CASES=a,b: only those cases)
 """
 import getpass
 import json
@@ -398,13 +398,119 @@ def tls_and_password(work, broker, procs):
                          "'mqtt://u:p@127.0.0.1:1/t'\n", capture_output=True, text=True).returncode != 0)
 
 
+def poison_payload(work, broker, procs):
+    """A payload nested 100,000 levels deep (issue 23) is malformed, acknowledged and never fatal; a restart does not get it again."""
+    q = ("DECLARE t FLOAT, h INTEGER STREAM room, 1/10 MQTT '%s'\n"
+         "SELECT room[0], room[1] STREAM r FROM room\n") % broker.url("sensors/room")
+    eng = subscribed_engine(work, procs, q, "room")
+    broker.pub("sensors/room", "1.5 1")
+    check("a record before the poison", wait_for(lambda: any(r[1] == "1" for r in eng.records("r")), 5))
+    depth = 100000
+    poison = os.path.join(work, "poison.json")
+    with open(poison, "w") as f:
+        f.write('{"t":' + "[" * depth + "]" * depth + ',"h":1}')
+    # QoS 1 to the engine's persistent session: unacknowledged, the broker would hand it over again.
+    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-t", "sensors/room", "-q", "1", "-f",
+                    poison], check=True, timeout=10)
+    wait_for(lambda: eng.proc.poll() is not None or eng.counter("room", "received") >= 2, 10)
+    check("the engine survives a payload nested %d levels deep (exit %s)" % (depth, eng.proc.poll()),
+          eng.proc.poll() is None, eng.stderr()[-300:])
+    check("it is counted as malformed", eng.counter("room", "malformed") == 1, str(eng.detail("room")))
+    lines = [l for l in eng.stderr().splitlines() if "malformed payload" in l]
+    check("and logged once, with a bounded excerpt (%s)" % [len(l) for l in lines],
+          len(lines) == 1 and len(lines[0]) < 400 and "nested deeper than" in lines[0], str(lines)[:400])
+    broker.pub("sensors/room", "2.5 2")
+    check("good records are taken after it", wait_for(lambda: any(r[1] == "2" for r in eng.records("r")), 5))
+    rc = eng.stop()
+    check("the engine stops cleanly (exit %s)" % rc, rc == 0)
+    procs.remove(eng)
+    again = subscribed_engine(work, procs, q, "room")  # the same client id: the same session
+    time.sleep(1.5)
+    check("a restart on the same session does not receive it again (received %d)" % again.counter("room", "received"),
+          again.counter("room", "received") == 0 and again.proc.poll() is None, again.stderr()[-300:])
+
+
+def payload_limits(work, broker, procs):
+    """[mqtt] max_payload_bytes and max_json_depth: a payload over either is malformed, before any parse."""
+    q = ("DECLARE t FLOAT, h INTEGER STREAM room, 1/10 MQTT '%s'\n"
+         "SELECT room[0], room[1] STREAM r FROM room\n") % broker.url("sensors/room")
+    eng = subscribed_engine(work, procs, q, "room", config="[mqtt]\nmax_payload_bytes = 200\nmax_json_depth = 2\n")
+    broker.pub("sensors/room", "1.5 " + "0" * 300 + "1")  # a good record, but 305 bytes
+    broker.pub("sensors/room", '{"t": [[1.5]], "h": 2}')  # depth 3
+    broker.pub("sensors/room", '{"t": 2.5, "h": 3, "note": "[[[["}')  # brackets in a string do not count
+    check("all three received", wait_for(lambda: eng.counter("room", "received") == 3, 5), str(eng.detail("room")))
+    check("the long and the deep one are malformed", eng.counter("room", "malformed") == 2, str(eng.detail("room")))
+    err = eng.stderr()
+    check("the log says why", "305 bytes, over the limit of 200" in err and "nested deeper than 2" in err, err[-600:])
+    check("brackets inside a JSON string are no nesting",
+          wait_for(lambda: any(r[1] == "3" for r in eng.records("r")), 5), str(eng.records("r")))
+
+
+def offline_sink_broker_down(work, broker, procs):
+    """Offline (-f -u) with a PUBLISH sink and no broker: one 30 s wait per sink, then the oldest go; SIGTERM ends it at once."""
+    broker.stop()
+    port = free_port()  # nobody listens here
+    with open(os.path.join(work, "in.txt"), "w") as f:
+        f.write("\n".join(str(k) for k in range(60)) + "\n")
+    with open(os.path.join(work, "q.rql"), "w") as f:
+        f.write("DECLARE v INTEGER STREAM s, 1/10 TEXTFILE 'in.txt'\n"
+                "SELECT s[0] STREAM r FROM s PUBLISH 'mqtt://127.0.0.1:%d/out/r'\n" % port)
+    with open(os.path.join(work, "engine.toml"), "w") as f:
+        f.write("[mqtt]\nbuffer_records = 5\n")
+    env = dict(os.environ, TMPDIR=work)
+
+    def run(args):
+        err = open(os.path.join(work, "run.err"), "w")
+        out = open(os.path.join(work, "run.out"), "w")
+        return subprocess.Popen([XRETRACTOR, "q.rql", "-g", "engine.toml", "-k"] + args, cwd=work, env=env,
+                                stdout=out, stderr=err)
+
+    def ended(p, timeout):
+        try:
+            p.wait(timeout)
+            return True
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+            return False
+
+    # SIGTERM while the sink waits for the broker.
+    p = run(["--no-clock", "--until-eof"])
+    time.sleep(3)
+    hello = subprocess.run([XQRY, "--hello"], env=env, capture_output=True, text=True, timeout=20)
+    check("the engine answers clients while its sink waits (xqry --hello exit %d)" % hello.returncode,
+          hello.returncode == 0, hello.stdout + hello.stderr)
+    t0 = time.time()
+    p.send_signal(signal.SIGTERM)
+    ok = ended(p, 5)
+    check("SIGTERM mid-wait ends the run within 1 s (%.2f s, exit %s)" % (time.time() - t0, p.returncode),
+          ok and time.time() - t0 < 1.0 and p.returncode == 0)
+    # To the end: one 30 s wait, then the oldest go; the log counts what never went out.
+    t0 = time.time()
+    p = run(["-f", "-u"])
+    ok = ended(p, 45)
+    secs = time.time() - t0
+    check("the offline run ends after the sink's one 30 s wait (%.1f s, exit %s)" % (secs, p.returncode),
+          ok and 29 <= secs < 40 and p.returncode == 0)
+    err = open(os.path.join(work, "run.err")).read()
+    m = re.search(r"PUBLISH r \(topic out/r\): (\d+) of (\d+) records not delivered", err)
+    check("the log says how many records were not delivered (%s)" % (m.group(0) if m else None),
+          m is not None and m.group(1) == m.group(2) == "60", err[-600:])
+    check("and that it gave up waiting once", err.count("the broker took no record for 30 s") == 1, err[-600:])
+
+
 def main():
     for tool in ("mosquitto", "mosquitto_pub", "mosquitto_sub"):
         if not shutil.which(tool):
             print("FAIL %s is not installed (tools/setup.sh installs it)" % tool)
             print("0 passed, 1 failed")
             return 1
-    for c in (indexed_delivery, payload_forms, burst, broker_restart, tls_and_password):
+    cases = (indexed_delivery, payload_forms, burst, broker_restart, tls_and_password, poison_payload, payload_limits,
+             offline_sink_broker_down)
+    only = os.environ.get("MQTT_CASES", "").split(",")
+    for c in cases:
+        if only != [""] and c.__name__ not in only:
+            continue
         case(c)
     print("%d passed, %d failed" % (passed, failed))
     return 0 if failed == 0 else 1

@@ -95,3 +95,27 @@ TEST_CASE("the book's example file loads", "[config]") {
   CHECK(c.warnings.empty());
   CHECK_NOTHROW(tools::validateSourcesTimeout(c));
 }
+
+TEST_CASE("mqtt.max_payload_bytes 16 .. 2^28-1 and mqtt.max_json_depth 1 .. 1000; else a warning and the default",
+          "[config]") {
+  CHECK(load("").mqttMaxPayloadBytes == 1048576);
+  CHECK(load("").mqttMaxJsonDepth == 32);
+  tools::Config c = load("[mqtt]\nmax_payload_bytes = 4096\nmax_json_depth = 4\n");
+  CHECK(c.mqttMaxPayloadBytes == 4096);
+  CHECK(c.mqttMaxJsonDepth == 4);
+  CHECK(c.warnings.empty());
+  for (const std::string bad : {"0", "15", "268435456", "1.5", "\"big\""}) {
+    INFO(bad);
+    REQUIRE_NOTHROW(c = load("[mqtt]\nmax_payload_bytes = " + bad + "\n"));
+    CHECK(c.mqttMaxPayloadBytes == 1048576);
+    REQUIRE(c.warnings.size() == 1);
+    CHECK_THAT(c.warnings[0], Catch::Contains("mqtt.max_payload_bytes") && Catch::Contains("using 1048576"));
+  }
+  for (const std::string bad : {"0", "-1", "1001", "2.0", "true"}) {
+    INFO(bad);
+    REQUIRE_NOTHROW(c = load("[mqtt]\nmax_json_depth = " + bad + "\n"));
+    CHECK(c.mqttMaxJsonDepth == 32);
+    REQUIRE(c.warnings.size() == 1);
+    CHECK_THAT(c.warnings[0], Catch::Contains("mqtt.max_json_depth") && Catch::Contains("using 32"));
+  }
+}
