@@ -31,9 +31,9 @@ void warnRemoved(const ir::Query& q, const storage::ArtifactPaths& paths, int re
     if (::stat(paths.desc().c_str(), &st) == 0) recordSize = storage::Descriptor::load(paths.desc()).recordSize();
   } catch (const std::exception&) {
   }
-  const std::string records =
-      recordSize > 0 && bytes % uint64_t(recordSize) == 0 ? std::to_string(bytes / uint64_t(recordSize)) + " records"
-                                                          : std::to_string(bytes) + " bytes";
+  const std::string records = recordSize > 0 && bytes % uint64_t(recordSize) == 0
+                                  ? std::to_string(bytes / uint64_t(recordSize)) + " records"
+                                  : std::to_string(bytes) + " bytes";
   fprintf(stderr,
           "warning: stream %s starts afresh: removing %s (%s) of an earlier run, with its index; "
           "a plan with ROTATION 'file' keeps earlier runs\n",

@@ -103,7 +103,7 @@ struct Engine::Impl {
   void openArtifacts(Stream& s);
   void publishRecords();    // PUBLISH streams: the records of the block just run
   void countNullRecords();  // Options::countNulls: the block's records with a NULL element
-  void buildGraph();  // (again after a plan change) times the next blocks, then places the pipelines
+  void buildGraph();        // (again after a plan change) times the next blocks, then places the pipelines
   int threadCount() const;
   bool independentStreams() const;  // more than one pipeline
   std::vector<std::vector<Stream*>> pipelines() const;

@@ -119,8 +119,7 @@ void Engine::Impl::placePipelines() {
   const int64_t busiest = load.empty() ? 0 : *std::max_element(load.begin(), load.end());
   const bool parallel = binCount > 1 && (opt.forceParallel || (busiest + kHandOffNs) * 5 < total * 4);
   if (opt.verbose && timed)
-    fprintf(stdout,
-            "scheduler: %zu pipelines, %.3f ms a block on one core, %.3f ms on the busiest of %zu: %s\n",
+    fprintf(stdout, "scheduler: %zu pipelines, %.3f ms a block on one core, %.3f ms on the busiest of %zu: %s\n",
             pipes.size(), double(total) / 1e6, double(busiest) / 1e6, binCount, parallel ? "parallel" : "serial");
   if (!parallel) return;
   // Each bin runs its streams in plan order: producers before consumers.

@@ -207,7 +207,7 @@ struct Plan {
   std::set<std::string> newIds;
   std::set<std::string> frozenIds;  // ad hoc import: running streams no pass may rewrite or remove
   std::string sourceFile;           // for error messages
-  std::vector<Warning> warnings;        // located compile warnings of the passes (errors under --strict)
+  std::vector<Warning> warnings;    // located compile warnings of the passes (errors under --strict)
 
   // Lookups by id return the first entry with that id. They go through an
   // id -> position index that is rebuilt when `queries` changed (another

@@ -140,7 +140,8 @@ TEST_CASE("a restart without ROTATION names the killed run's files and records b
   pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "--no-clock"});
   REQUIRE(pid > 0);
   const std::string data = (d.dir / "o").string();
-  for (int i = 0; i < 400 && testing::sizeOf(data) < 4000; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  for (int i = 0; i < 400 && testing::sizeOf(data) < 4000; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   kill(pid, SIGKILL);
   int st = 0;
   waitpid(pid, &st, 0);
@@ -149,8 +150,9 @@ TEST_CASE("a restart without ROTATION names the killed run's files and records b
   const int64_t bytes = testing::sizeOf(data);
   REQUIRE(bytes > 0);
   const std::string held = bytes % 4 == 0 ? std::to_string(bytes / 4) + " records" : std::to_string(bytes) + " bytes";
-  REQUIRE(d.run("STORAGE '.'\nDECLARE a INTEGER STREAM src, 1/1000 TEXTFILE 's.txt'\nSELECT src[0] * 2 STREAM o FROM src\n",
-                "--no-clock -m 3") == 0);
+  REQUIRE(
+      d.run("STORAGE '.'\nDECLARE a INTEGER STREAM src, 1/1000 TEXTFILE 's.txt'\nSELECT src[0] * 2 STREAM o FROM src\n",
+            "--no-clock -m 3") == 0);
   const std::string err = d.read("run.err");
   CHECK_THAT(err, Catch::Contains("warning: stream o starts afresh: removing ./o (" + held + ") of an earlier run"));
   CHECK(testing::sizeOf(data) == 2 * 4);  // the new run's two records

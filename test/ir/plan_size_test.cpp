@@ -296,8 +296,8 @@ TEST_CASE("RETENTION c s segments a file store; a one-number RETENTION sizes a m
         "file");
   CHECK(w.warnings[0].loc.line == 2);
   CHECK(w.get("q").retentionSegments == 0);
-  for (const std::string form : {"RETENTION 7", "RETENTION 7 STORAGE posix", "RETENTION 7 STORAGE POSIXSHD",
-                                 "RETENTION 7 STORAGE GENERIC"}) {
+  for (const std::string form :
+       {"RETENTION 7", "RETENTION 7 STORAGE posix", "RETENTION 7 STORAGE POSIXSHD", "RETENTION 7 STORAGE GENERIC"}) {
     INFO(form);
     CHECK(testing::compileText(s + "SELECT * STREAM q FROM s " + form + "\n").warnings.size() == 1);
   }
