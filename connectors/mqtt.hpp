@@ -54,7 +54,8 @@ std::string checkPayload(std::string_view payload, int64_t maxBytes, int maxDept
 
 // Record payloads (checkPayload first). A JSON object with the declared
 // field names (a missing or null field is NULL; an array field takes a JSON
-// array), or the values as text separated by blanks or commas, in
+// array), or the values as text separated by blanks or commas (an empty
+// value between commas is NULL), in
 // declaration order. `index` gets the object's "n" (a record this engine
 // published), else -1. False (and `why`) for a payload that is neither.
 bool decodePayload(const std::string& payload, const std::vector<ir::Field>& schema, const ir::Layout& layout,

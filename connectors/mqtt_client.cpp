@@ -7,6 +7,7 @@
 namespace connectors {
 
 namespace {
+constexpr int kConnectTimeoutS = 5;  // TCP connect and the broker's CONNACK
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
@@ -49,7 +50,7 @@ void Client::connect() {
   o.automaticReconnect = 1;
   o.minRetryInterval = 1;
   o.maxRetryInterval = 2;  // a broker node that failed over comes back within seconds
-  o.connectTimeout = 5;
+  o.connectTimeout = kConnectTimeoutS;
   o.maxInflight = 1000;
   // Not the default (3.1.1, then 3.1 after a failure): a broker node that
   // refused one CONNECT while it failed over would get a 3.1 CONNECT next,
@@ -146,9 +147,14 @@ int Client::onArrived(void* ctx, char* topic, int, MQTTAsync_message* m) {
 void Client::onConnectFailure(void* ctx, MQTTAsync_failureData* d) {
   auto* c = static_cast<Client*>(ctx);
   c->connecting_ = false;
-  if (!c->lostLogged_.exchange(true))
-    fprintf(stderr, "warning: MQTT %s: no broker answers (%s); trying again\n", c->ep_.topic.c_str(),
-            d && d->message ? d->message : "connect failed");
+  // Named with every address tried: a server that takes the TCP connection
+  // and never answers MQTT shows here too, after the connect timeout.
+  if (!c->lostLogged_.exchange(true)) {
+    std::string at;
+    for (auto& u : c->uris_) at += (at.empty() ? "" : ", ") + u;
+    fprintf(stderr, "warning: MQTT %s: no broker answers at %s (%s, within %d s); trying again\n",
+            c->ep_.topic.c_str(), at.c_str(), d && d->message ? d->message : "connect failed", kConnectTimeoutS);
+  }
   c->scheduleRetry();
 }
 

@@ -186,29 +186,46 @@ bool fromJson(const Json& obj, const std::vector<ir::Field>& schema, const ir::L
   return true;
 }
 
+// Values are separated by blanks, or by a comma with blanks around it. A
+// comma with no value before it (",," or a leading or trailing comma) is an
+// empty value: NULL, as an empty CSV field is.
 bool fromText(const std::string& p, const ir::Layout& layout, uint8_t* rec, uint8_t* nulls, std::string& why) {
   size_t pos = 0, e = 0;
-  auto sep = [](char c) { return c == ',' || isspace((unsigned char)c); };
-  for (;;) {
-    while (pos < p.size() && sep(p[pos])) ++pos;
-    if (pos >= p.size()) break;
-    size_t end = pos;
-    while (end < p.size() && !sep(p[end])) ++end;
+  auto blank = [&] {
+    while (pos < p.size() && isspace((unsigned char)p[pos])) ++pos;
+  };
+  auto value = [&](std::string_view tok) {
     if (e >= layout.elems.size()) {
       why = "more values than the " + std::to_string(layout.elems.size()) + " declared";
       return false;
     }
-    const ir::Element& el = layout.elems[e];
-    std::string_view tok(p.data() + pos, end - pos);
-    if (el.type == ir::Type::STRING) {
-      memset(rec + el.offset, 0, size_t(el.size));
-      memcpy(rec + el.offset, tok.data(), std::min(tok.size(), size_t(el.size)));
-      nulls[e] = 0;
-    } else if (!elementFromText(tok, el, rec + el.offset, nulls[e], why)) {
-      return false;
+    const ir::Element& el = layout.elems[e++];
+    uint8_t& isNull = nulls[e - 1];
+    if (tok.empty()) {
+      isNull = 1;
+      return true;
     }
-    ++e;
-    pos = end;
+    if (el.type != ir::Type::STRING) return elementFromText(tok, el, rec + el.offset, isNull, why);
+    memset(rec + el.offset, 0, size_t(el.size));
+    memcpy(rec + el.offset, tok.data(), std::min(tok.size(), size_t(el.size)));
+    isNull = 0;
+    return true;
+  };
+  blank();
+  while (pos < p.size()) {
+    std::string_view tok;
+    if (p[pos] != ',') {
+      const size_t b = pos;
+      while (pos < p.size() && p[pos] != ',' && !isspace((unsigned char)p[pos])) ++pos;
+      tok = std::string_view(p.data() + b, pos - b);
+      blank();
+    }
+    if (!value(tok)) return false;
+    if (pos < p.size() && p[pos] == ',') {
+      ++pos;
+      blank();
+      if (pos >= p.size() && !value({})) return false;  // a trailing comma: one more, empty
+    }
   }
   if (e != layout.elems.size()) {
     why = std::to_string(e) + " values where " + std::to_string(layout.elems.size()) + " are declared";

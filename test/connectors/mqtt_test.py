@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
@@ -499,6 +500,64 @@ def offline_sink_broker_down(work, broker, procs):
     check("and that it gave up waiting once", err.count("the broker took no record for 30 s") == 1, err[-600:])
 
 
+def text_fields(work, broker, procs):
+    """Text payloads (issue 25): an empty value between commas is NULL, not skipped; a huge token is logged cut short."""
+    q = ("DECLARE a INTEGER, b INTEGER, c INTEGER, d INTEGER, e INTEGER, f INTEGER STREAM s, 1/10 MQTT '%s'\n"
+         "SELECT s[0], s[1], s[2], s[3], s[4], s[5] STREAM r FROM s\n") % broker.url("sensors/six")
+    eng = subscribed_engine(work, procs, q, "s", config="[mqtt]\nmax_payload_bytes = 16000000\n")
+    broker.pub("sensors/six", "7 , 8 ,, 9 1 1")
+    check("'7 , 8 ,, 9 1 1' is 7, 8, NULL, 9, 1, 1",
+          wait_for(lambda: ["7", "8", None, "9", "1", "1"] in eng.records("r"), 5), str(eng.records("r")[-3:]))
+    broker.pub("sensors/six", ",2,3,4,5,")
+    check("a leading and a trailing comma stand for NULL",
+          wait_for(lambda: [None, "2", "3", "4", "5", None] in eng.records("r"), 5), str(eng.records("r")[-3:]))
+    big = os.path.join(work, "big.txt")
+    with open(big, "w") as f:
+        f.write("x" * 10000000 + " 1 2 3 4 5")
+    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-t", "sensors/six", "-q", "1", "-f",
+                    big], check=True, timeout=30)
+    check("a 10 MB token is malformed", wait_for(lambda: eng.counter("s", "malformed") == 1, 10), str(eng.detail("s")))
+    lines = [l for l in eng.stderr().splitlines() if "malformed payload" in l]
+    check("and logged on one bounded line (%s bytes)" % [len(l) for l in lines],
+          len(lines) == 1 and len(lines[0]) < 600, str(lines)[:300])
+
+
+def silent_broker(work, broker, procs):
+    """A server that takes the TCP connection and never answers MQTT (issue 25) is named in the log."""
+    port = free_port()
+    srv = socket.socket()
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", port))
+    srv.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                pass
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    try:
+        q = ("DECLARE v INTEGER STREAM m, 1/10 MQTT 'mqtt://127.0.0.1:%d/t'\n"
+             "SELECT m[0] STREAM o FROM m\n") % port
+        eng = Engine(work, q)
+        procs.append(eng)
+        want = "no broker answers at tcp://127.0.0.1:%d" % port
+        check("a silent server is logged with its address within 10 s",
+              wait_for(lambda: want in eng.stderr(), 10), eng.stderr()[-300:])
+        check("while the engine runs on", eng.proc.poll() is None and len(held) >= 1)
+    finally:
+        stop.set()
+        t.join()
+        for c in held:
+            c.close()
+        srv.close()
+
+
 def main():
     for tool in ("mosquitto", "mosquitto_pub", "mosquitto_sub"):
         if not shutil.which(tool):
@@ -506,7 +565,7 @@ def main():
             print("0 passed, 1 failed")
             return 1
     cases = (indexed_delivery, payload_forms, burst, broker_restart, tls_and_password, poison_payload, payload_limits,
-             offline_sink_broker_down)
+             offline_sink_broker_down, text_fields, silent_broker)
     only = os.environ.get("MQTT_CASES", "").split(",")
     for c in cases:
         if only != [""] and c.__name__ not in only:
