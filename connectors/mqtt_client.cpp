@@ -152,8 +152,8 @@ void Client::onConnectFailure(void* ctx, MQTTAsync_failureData* d) {
   if (!c->lostLogged_.exchange(true)) {
     std::string at;
     for (auto& u : c->uris_) at += (at.empty() ? "" : ", ") + u;
-    fprintf(stderr, "warning: MQTT %s: no broker answers at %s (%s, within %d s); trying again\n",
-            c->ep_.topic.c_str(), at.c_str(), d && d->message ? d->message : "connect failed", kConnectTimeoutS);
+    fprintf(stderr, "warning: MQTT %s: no broker answers at %s (%s, within %d s); trying again\n", c->ep_.topic.c_str(),
+            at.c_str(), d && d->message ? d->message : "connect failed", kConnectTimeoutS);
   }
   c->scheduleRetry();
 }
