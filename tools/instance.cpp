@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "tools/log.hpp"
+
 namespace tools {
 
 static std::string lockPath(const std::string& dir, const std::string& prog) {
@@ -95,6 +97,36 @@ void cleanupInstances(const std::string& lockDir) {
     ::close(fd);
   }
   fmt::print("{} stale instance(s) cleaned up\n", removed);
+}
+
+int Instance::open(const Config& config, const std::optional<std::string>& storageDir,
+                   const std::string& announcedFile) {
+  if (!lock.acquire(config.lockDir, prog)) return kExitInstance;
+  if (storageDir && !lockStorage(*storageDir)) return kExitInstance;
+  ipc::ServerOptions sopt;
+  sopt.queueBufferSeconds = config.queueBufferSeconds;
+  sopt.minQueueElements = config.minQueueElements;
+  sopt.maxClients = config.maxClients;
+  sopt.idleTimeoutMs = config.clientIdleTimeoutMs;
+  sopt.log = LogSink{.stderrPrefix = "xretractor: "};
+  std::string ipcError;
+  server = ipc::Server::open(socket, ipcError, sopt);
+  if (!server) {
+    fmt::print(stderr, "{}: cannot open {}: {}\n", prog, socket, ipcError);
+    return kExitIpc;
+  }
+  if (lock.announce(announcedFile)) return 0;
+  fmt::print(stderr, "{}: cannot write the lock file {}: {}\n", prog, lock.path, strerror(errno));
+  return kExitInstance;
+}
+
+bool Instance::lockStorage(const std::string& dir, std::string* why) {
+  std::string err;
+  storageLock = storage::StorageLock::acquire(dir, err);
+  if (storageLock) return true;
+  if (why) *why = err;
+  else fmt::print(stderr, "\nFATAL: {}\n", err);
+  return false;
 }
 
 }  // namespace tools
