@@ -674,7 +674,6 @@ operand: LPAREN expr RPAREN { $$ = checked(std::move($2), @2); $$.bareNumber = f
            const int w = toCount($5, @5, "window", ir::kMaxHistoryReach);
            const std::string word = reducerWord($1);
            if (w <= 0) throw ir::CompileError("the window of " + word + "(x : W) must be positive, got " + $5, @5);
-           checkLimit("window", w, ir::kMaxHistoryReach, @5);
            Expr e = checked(std::move($3), @3);
            bool reads = false;
            for (auto& t : e.p) {
@@ -756,7 +755,6 @@ spost: spost AMP rational {
      | spost AT LPAREN DECIMAL COMMA signed_int RPAREN {
          int k = toCount($4, @4, "AGSE step", ir::kMaxHistoryReach);
          if (k <= 0) throw ir::CompileError("AGSE step must be > 0, got " + std::to_string(k), @4);
-         checkLimit("AGSE step", k, ir::kMaxHistoryReach, @4);
          if ($6 == 0) throw ir::CompileError("AGSE window width must not be zero", @6);
          checkLimit("AGSE window width", $6, ir::kMaxHistoryReach, @6);
          $$ = sunary(std::move($1), {ir::Token(ir::Op::STREAM_AGSE, std::pair<int32_t, int32_t>(k, $6))}, @2);

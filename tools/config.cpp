@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <type_traits>
 #include <stdexcept>
 
 namespace tools {
@@ -50,34 +51,22 @@ void apply(Config& c, const toml::table& t, const std::string& file) {
   if (auto v = t["mqtt"]["ca_file"].value<std::string>()) c.mqttCaFile = *v;
   intKey("mqtt", "keepalive_s", c.mqttKeepAliveS, 1, 5);
   intKey("mqtt", "drain_s", c.mqttDrainS, 0, 5);
-  if (auto node = t["mqtt"]["buffer_records"]; node) {
+  // A whole number in [lo, hi], else a warning and the default stays.
+  auto rangedKey = [&](const char* sect, const char* key, auto& out, int64_t lo, int64_t hi) {
+    auto node = t[sect][key];
+    if (!node) return;
     auto v = node.value_exact<int64_t>();
-    if (v && *v >= 1 && *v <= 100000000) {
-      c.mqttBufferRecords = *v;
-    } else {
-      c.warnings.push_back(file + ": mqtt.buffer_records must be a whole number from 1 to 100000000, got " +
-                           text(node) + "; using 10000");
+    if (v && *v >= lo && *v <= hi) {
+      out = std::remove_reference_t<decltype(out)>(*v);
+      return;
     }
-  }
+    c.warnings.push_back(file + ": " + sect + "." + key + " must be a whole number from " + std::to_string(lo) +
+                         " to " + std::to_string(hi) + ", got " + text(node) + "; using " + std::to_string(out));
+  };
+  rangedKey("mqtt", "buffer_records", c.mqttBufferRecords, 1, 100000000);
   // A source payload over either limit is malformed; a record is small and flat.
-  if (auto node = t["mqtt"]["max_payload_bytes"]; node) {
-    auto v = node.value_exact<int64_t>();
-    if (v && *v >= 16 && *v <= 268435455) {  // the most an MQTT packet holds
-      c.mqttMaxPayloadBytes = *v;
-    } else {
-      c.warnings.push_back(file + ": mqtt.max_payload_bytes must be a whole number from 16 to 268435455, got " +
-                           text(node) + "; using 1048576");
-    }
-  }
-  if (auto node = t["mqtt"]["max_json_depth"]; node) {
-    auto v = node.value_exact<int64_t>();
-    if (v && *v >= 1 && *v <= 1000) {
-      c.mqttMaxJsonDepth = int(*v);
-    } else {
-      c.warnings.push_back(file + ": mqtt.max_json_depth must be a whole number from 1 to 1000, got " + text(node) +
-                           "; using 32");
-    }
-  }
+  rangedKey("mqtt", "max_payload_bytes", c.mqttMaxPayloadBytes, 16, 268435455);  // the most an MQTT packet holds
+  rangedKey("mqtt", "max_json_depth", c.mqttMaxJsonDepth, 1, 1000);
   // An invalid budget warns and keeps the default (the book's rule; not a hard error).
   if (auto node = t["limits"]["history_memory_mib"]; node) {
     auto v = node.value_exact<int64_t>();
