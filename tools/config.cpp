@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
-#include <type_traits>
 #include <stdexcept>
+#include <type_traits>
 
 namespace tools {
 
