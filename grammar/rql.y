@@ -92,13 +92,21 @@ struct Ctx {
 namespace rql::gen {
 static Parser::symbol_type yylex(Ctx& ctx);
 
-static ir::Value parseInt(const std::string& text, const ir::SrcLoc& loc, bool negative) {
+// The int a decimal text (maybe with a minus the lexer joined to it) stands
+// for, negated when `negative`; false past [lo, INT32_MAX].
+static bool int32Of(const std::string& text, bool negative, int64_t lo, int32_t& out) {
   errno = 0;
   long long v = strtoll(text.c_str(), nullptr, 10);
   if (negative) v = -v;
-  if (errno == ERANGE || v > INT32_MAX || v < INT32_MIN)
+  if (errno == ERANGE || v > INT32_MAX || v < lo) return false;
+  out = int32_t(v);
+  return true;
+}
+static ir::Value parseInt(const std::string& text, const ir::SrcLoc& loc, bool negative) {
+  int32_t v;
+  if (!int32Of(text, negative, INT32_MIN, v))
     throw SyntaxError("integer literal " + std::string(negative ? "-" : "") + text + " is out of range", loc);
-  return int32_t(v);
+  return v;
 }
 // A count, size, index, reach or interval part: a number the plan's limits
 // bound, so one past them (or negative: a minus the lexer joined to the
@@ -117,11 +125,10 @@ static int toCount(const std::string& text, const ir::SrcLoc& loc, const char* w
 // A signed count (a DUMP bound, a window width; the lexer may have joined a
 // minus to it): past the int range it is a plan error, as toCount's are.
 static int toSigned(const std::string& text, const ir::SrcLoc& loc) {
-  errno = 0;
-  const long long v = strtoll(text.c_str(), nullptr, 10);
-  if (errno == ERANGE || v > INT32_MAX || v < -INT32_MAX)
+  int32_t v;
+  if (!int32Of(text, false, -INT32_MAX, v))
     throw ir::CompileError("number " + text + " exceeds the limit " + std::to_string(INT32_MAX), loc);
-  return int(v);
+  return v;
 }
 static ir::Rational ratOf(const std::string& n, const std::string& d, const ir::SrcLoc& loc) {
   int64_t den = toCount(d, loc);
