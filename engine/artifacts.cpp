@@ -14,7 +14,8 @@ namespace engine {
 namespace {
 // A start without ROTATION begins every computed stream afresh: says which
 // records of an earlier run go (a killed run's too), before they go.
-void warnRemoved(const ir::Query& q, const storage::ArtifactPaths& paths, int recordSize) {
+void warnRemoved(const ir::Query& q, const storage::ArtifactPaths& paths, int recordSize,
+                 const storage::DirectoryListing* listing) {
   struct stat st {};
   uint64_t bytes = 0;
   std::string files;
@@ -25,7 +26,7 @@ void warnRemoved(const ir::Query& q, const storage::ArtifactPaths& paths, int re
   };
   note(paths.data());
   if (q.retentionSegments > 0 || q.retentionCapacity > 0)
-    for (auto& seg : paths.segments()) note(seg.path);
+    for (auto& seg : paths.segments(listing)) note(seg.path);
   if (files.empty()) return;
   try {  // the earlier run's record may be another (a reset to a stream of another type)
     if (::stat(paths.desc().c_str(), &st) == 0) recordSize = storage::Descriptor::load(paths.desc()).recordSize();
@@ -53,8 +54,8 @@ void Engine::Impl::openArtifacts(Stream& s) {
       return;
     }
     // A run starts every computed stream empty (the whole family goes) unless it rotates.
-    if (rotation < 0) warnRemoved(q, paths, s.out.recordSize);
-    s.files = storage::startFamily(paths, d, s.out.recordSize, rotation < 0);
+    if (rotation < 0) warnRemoved(q, paths, s.out.recordSize, startListing.get());
+    s.files = storage::startFamily(paths, d, s.out.recordSize, rotation < 0, startListing.get());
     if (!q.publish.empty()) s.sink = std::make_unique<connectors::MqttSink>(q, s.out, opt.mqtt);
     s.metaBits = int(d.entries.size());
     s.bitmap.assign(size_t((s.metaBits + 7) / 8), 0);
@@ -141,7 +142,8 @@ std::string Engine::Impl::closeArtifacts(Stream& s, int rotation) {
 
 // Never overwrite an earlier run's archive, even if the counter file was lost.
 void Engine::Impl::nextRotation() {
-  for (auto* s : computed) rotation = storage::ArtifactPaths::forQuery(storageDir, *s->q).nextRotation(rotation);
+  for (auto* s : computed)
+    rotation = storage::ArtifactPaths::forQuery(storageDir, *s->q).nextRotation(rotation, startListing.get());
 }
 
 // A DISPOSABLE source is consumed: its file and descriptor go at shutdown.

@@ -104,6 +104,7 @@ void Engine::Impl::prepare() {
   for (auto& sp : streams) blockRecordBytes += sp->out.recordSize + int64_t(sp->out.elems.size());
   blockSlots =
       int(std::max<int64_t>(1, std::min<int64_t>(blockSlots, kBlockBytesAll / std::max<int64_t>(blockRecordBytes, 1))));
+  startListing = std::make_unique<storage::DirectoryListing>(storageDir);
   for (auto& sp : streams) setupStream(*sp, plan);
   if (opt.fuse) ops::fuseWindows(computed, streams);
   // Zero step: every source reads its record 0 straight into its history.
@@ -114,13 +115,14 @@ void Engine::Impl::prepare() {
   if (!opt.interpret) compileNative(computed, "plan");
   if (rotation >= 0) {
     // This session's number is reserved before it runs: a crash costs a number, never an archive.
-    nextRotation();
+    nextRotation();  // archives are made at shutdown: the start's listing still holds
     try {
       storage::writeRotationCounter(rotationFile, rotation + 1);
     } catch (const storage::StorageError& e) {
       throw EngineError(e.what());
     }
   }
+  startListing.reset();
   buildGraph();
 }
 

@@ -49,6 +49,8 @@ struct Engine::Impl {
   std::vector<std::unique_ptr<Stream>> streams;  // plan order (topological)
   std::vector<Stream*> computed, declared;
   std::string storageDir;
+  // The storage directory as set-up found it, listed once for all streams; gone after set-up.
+  std::unique_ptr<storage::DirectoryListing> startListing;
   int rotation = -1;
   std::string rotationFile;
   int64_t ticksPerSecond = 1;  // scheduler ticks per second

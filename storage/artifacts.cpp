@@ -85,16 +85,56 @@ ArtifactPaths ArtifactPaths::forFile(const std::string& dir, const std::string& 
 ArtifactPaths ArtifactPaths::atBase(const std::string& base) { return ArtifactPaths(base, base + ".desc"); }
 
 // ================================================================ directory scans
-std::vector<SegmentFile> ArtifactPaths::segments() const {
+namespace {
+// "out", "out/" and "./out" are one directory.
+std::string normalDir(const fs::path& dir) {
+  std::string s = (dir.empty() ? fs::path(".") : dir).lexically_normal().string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s;
+}
+
+// Calls fn(name, path, regular) for each entry of `dir` whose name starts with
+// `prefix`: from the listing when it is of `dir`, else from the directory.
+template <class Fn>
+void forEachNamed(const fs::path& dir, const std::string& prefix, const DirectoryListing* listing, Fn fn) {
+  if (listing && listing->lists(dir.string())) {
+    for (auto* e : listing->withPrefix(prefix)) fn(e->name, (dir / e->name).string(), e->regular);
+    return;
+  }
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir.empty() ? fs::path(".") : dir, ec)) {
+    std::string n = e.path().filename().string();
+    if (n.rfind(prefix, 0) != 0) continue;
+    std::error_code tc;
+    fn(n, e.path().string(), e.is_regular_file(tc));
+  }
+}
+}  // namespace
+
+DirectoryListing::DirectoryListing(const std::string& dir) : dir_(normalDir(dir)) {
+  std::error_code ec;
+  for (auto& e : fs::directory_iterator(dir_, ec)) {
+    std::error_code tc;
+    entries_.push_back({e.path().filename().string(), e.is_regular_file(tc)});
+  }
+  std::sort(entries_.begin(), entries_.end(), [](auto& a, auto& b) { return a.name < b.name; });
+}
+
+bool DirectoryListing::lists(const std::string& dir) const { return normalDir(dir) == dir_; }
+
+std::vector<const DirectoryListing::Entry*> DirectoryListing::withPrefix(const std::string& prefix) const {
+  std::vector<const Entry*> out;
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), prefix, [](auto& e, auto& p) { return e.name < p; });
+  for (; it != entries_.end() && it->name.compare(0, prefix.size(), prefix) == 0; ++it) out.push_back(&*it);
+  return out;
+}
+
+std::vector<SegmentFile> ArtifactPaths::segments(const DirectoryListing* listing) const {
   std::vector<SegmentFile> out;
   const std::string prefix = fileName(data_) + "_segment_";
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(dirOf(data_), ec)) {
-    std::string n = e.path().filename().string();
-    if (n.rfind(prefix, 0) != 0 || !allDigits(n.substr(prefix.size()))) continue;
-    std::error_code tc;
-    out.push_back({std::stoull(n.substr(prefix.size())), n, e.path().string(), e.is_regular_file(tc)});
-  }
+  forEachNamed(dirOf(data_), prefix, listing, [&](const std::string& n, const std::string& path, bool regular) {
+    if (allDigits(n.substr(prefix.size()))) out.push_back({std::stoull(n.substr(prefix.size())), n, path, regular});
+  });
   std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.index < b.index; });
   return out;
 }
@@ -102,45 +142,40 @@ std::vector<SegmentFile> ArtifactPaths::segments() const {
 std::vector<RotatedFile> ArtifactPaths::rotated() const {
   std::vector<RotatedFile> out;
   const std::string stem = fileName(data_);
-  std::error_code ec;
-  for (auto& e : fs::directory_iterator(dirOf(data_), ec)) {
-    if (!e.is_regular_file(ec)) continue;
-    std::string n = e.path().filename().string();
-    if (n.rfind(stem, 0) != 0) continue;
+  forEachNamed(dirOf(data_), stem, nullptr, [&](const std::string& n, const std::string& path, bool regular) {
     size_t at = n.find(".old", stem.size());
-    if (at == std::string::npos || !allDigits(n.substr(at + 4))) continue;
-    out.push_back({std::stoull(n.substr(at + 4)), n.substr(stem.size(), at - stem.size()), n, e.path().string()});
-  }
+    if (!regular || at == std::string::npos || !allDigits(n.substr(at + 4))) return;
+    out.push_back({std::stoull(n.substr(at + 4)), n.substr(stem.size(), at - stem.size()), n, path});
+  });
   std::sort(out.begin(), out.end(),
             [](auto& a, auto& b) { return a.counter != b.counter ? a.counter > b.counter : a.ext < b.ext; });
   return out;
 }
 
-int ArtifactPaths::nextRotation(int from) const {
-  std::error_code ec;
+int ArtifactPaths::nextRotation(int from, const DirectoryListing* listing) const {
   const std::string& data = stem_;
-  for (auto& e : fs::directory_iterator(dir_.empty() ? fs::path(".") : fs::path(dir_), ec)) {
-    std::string n = e.path().filename().string();
+  forEachNamed(fs::path(dir_), data, listing, [&](const std::string& n, const std::string&, bool) {
     auto at = n.rfind(".old");
-    if (at == std::string::npos || n.compare(0, data.size(), data) != 0) continue;
-    if (n.size() <= data.size() || (n[data.size()] != '.' && n[data.size()] != '_')) continue;
+    if (at == std::string::npos) return;
+    if (n.size() <= data.size() || (n[data.size()] != '.' && n[data.size()] != '_')) return;
     std::string k = n.substr(at + 4);
-    if (k.empty() || k.find_first_not_of("0123456789") != std::string::npos || k.size() > 9) continue;
+    if (k.empty() || k.find_first_not_of("0123456789") != std::string::npos || k.size() > 9) return;
     from = std::max(from, std::stoi(k) + 1);
-  }
+  });
   return from;
 }
 
-void ArtifactPaths::remove(unsigned which) const {
+void ArtifactPaths::remove(unsigned which, const DirectoryListing* listing) const {
   const std::pair<unsigned, std::string> files[] = {
       {kData, data_}, {kDesc, desc_}, {kMeta, meta()}, {kShadow, shadow()}, {kMetaShadow, metaShadow()}};
   for (auto& [bit, f] : files)
     if ((which & bit) && !f.empty()) std::remove(f.c_str());
   if (!(which & kSegments)) return;
-  std::error_code ec;
-  const std::string prefix = fileName(data_) + "_segment_";
-  for (auto& e : fs::directory_iterator(dirOf(data_), ec))
-    if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove(e.path(), ec);
+  forEachNamed(dirOf(data_), fileName(data_) + "_segment_", listing,
+               [&](const std::string&, const std::string& path, bool) {
+                 std::error_code ec;
+                 fs::remove(path, ec);
+               });
 }
 
 // ================================================================ rotation counter
@@ -281,8 +316,9 @@ FamilyStores openFamily(const ArtifactPaths& p, const Descriptor& d, const std::
   return f;
 }
 
-FamilyStores startFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, bool fresh) {
-  if (fresh) p.remove(kAllArtifacts);
+FamilyStores startFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, bool fresh,
+                         const DirectoryListing* listing) {
+  if (fresh) p.remove(kAllArtifacts, listing);
   d.save(p.desc());
   return openFamily(p, d, d.profile().value_or("DEFAULT"), recordSize);
 }

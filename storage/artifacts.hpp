@@ -42,6 +42,26 @@ struct RotatedFile {
   std::string ext, name, path;
 };
 
+// The names in one directory, listed once and sorted: a start of many streams
+// asks the file system once instead of once a stream (1,000 streams in a
+// directory of 4,000 files took seconds). Valid while nothing else changes
+// the directory: a run's set-up, before its streams write.
+class DirectoryListing {
+ public:
+  explicit DirectoryListing(const std::string& dir);
+  bool lists(const std::string& dir) const;
+  struct Entry {
+    std::string name;
+    bool regular = false;
+  };
+  // The entries whose name starts with `prefix`, in name order.
+  std::vector<const Entry*> withPrefix(const std::string& prefix) const;
+
+ private:
+  std::string dir_;
+  std::vector<Entry> entries_;
+};
+
 class ArtifactPaths {
  public:
   // A data file and its descriptor, both given (the descriptor may be empty: a store's own files).
@@ -69,14 +89,15 @@ class ArtifactPaths {
   bool isArchive() const { return !archive_.empty(); }
   std::string segment(uint64_t k) const { return data_ + "_segment_" + std::to_string(k); }
   // Segments found beside the data file, by index.
-  std::vector<SegmentFile> segments() const;
+  // The listing, when given and of the data file's directory, stands for the directory.
+  std::vector<SegmentFile> segments(const DirectoryListing* listing = nullptr) const;
   // Rotated files of the data file's name, newest counter first, then by ext.
   std::vector<RotatedFile> rotated() const;
   // The rotation counter that overwrites no earlier archive: at least `from`,
   // above every `<stem>[._]*.old<k>` (k of at most 9 digits) in the directory.
-  int nextRotation(int from) const;
+  int nextRotation(int from, const DirectoryListing* listing = nullptr) const;
   // Removes the files in `which` (missing ones are no error).
-  void remove(unsigned which) const;
+  void remove(unsigned which, const DirectoryListing* listing = nullptr) const;
 
   std::string segmentPattern() const { return data_ + "_segment_*"; }  // as the storage map names them
 
@@ -141,6 +162,8 @@ struct FamilyStores {
 FamilyStores openFamily(const ArtifactPaths& p, const Descriptor& d, const std::string& profile, int recordSize);
 // A run's computed stream: with `fresh` the whole family is removed first; the
 // descriptor is written, then store and index are opened with d's profile.
-FamilyStores startFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, bool fresh);
+// `listing` (optional) is the storage directory as the run's set-up found it.
+FamilyStores startFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, bool fresh,
+                         const DirectoryListing* listing = nullptr);
 
 }  // namespace storage

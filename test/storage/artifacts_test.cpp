@@ -65,6 +65,34 @@ TEST_CASE("segments, rotated files, the next rotation and removal", "[storage]")
   CHECK(left == std::set<std::string>{"S.old3", "S.meta.old3", "Sx.old7", "T"});
 }
 
+TEST_CASE("a directory listed once answers the scans as the directory does", "[storage]") {
+  testing::RunDir d;
+  const std::string dir = d.dir.string() + "/";
+  auto p = ArtifactPaths::forStream(dir, "S", "S");
+  for (const char* n : {"S", "S.desc", "S_segment_2", "S_segment_10", "S_segment_2.shadow", "S_segment_x", "S.old3",
+                        "S.meta.old3", "Sx.old7", "R_segment_1", "T"})
+    touch(d.dir / n);
+  const storage::DirectoryListing listed(dir);  // "dir/" and "dir" are one directory
+  CHECK(listed.lists(d.dir.string()));
+  CHECK(listed.withPrefix("S_segment_").size() == 4);
+  auto segs = p.segments(&listed);
+  REQUIRE(segs.size() == 2);
+  CHECK(segs[0].index == 2);
+  CHECK(segs[1].index == 10);
+  CHECK(segs[0].path == p.segments()[0].path);
+  CHECK(p.nextRotation(0, &listed) == 4);
+  // A listing of another directory is not taken for this one.
+  testing::RunDir other;
+  const storage::DirectoryListing elsewhere(other.dir.string());
+  CHECK_FALSE(elsewhere.lists(dir));
+  CHECK(p.segments(&elsewhere).size() == 2);
+  CHECK(p.nextRotation(0, &elsewhere) == 4);
+  p.remove(storage::kAllArtifacts, &listed);
+  std::set<std::string> left;
+  for (auto& e : fs::directory_iterator(d.dir)) left.insert(e.path().filename().string());
+  CHECK(left == std::set<std::string>{"S.old3", "S.meta.old3", "Sx.old7", "R_segment_1", "T"});
+}
+
 TEST_CASE("the descriptor of a query", "[storage]") {
   ir::Query q;
   q.program.push_back(ir::Token{});  // a computed stream
