@@ -107,8 +107,9 @@ struct Engine::Impl {
   void countNullRecords();  // Options::countNulls: the block's records with a NULL element
   void buildGraph();        // (again after a plan change) times the next blocks, then places the pipelines
   int threadCount() const;
-  bool independentStreams() const;  // more than one pipeline
-  std::vector<std::vector<Stream*>> pipelines() const;
+  bool independentStreams() const;                      // more than one pipeline
+  std::vector<std::vector<Stream*>> pipelines() const;  // of the computed streams
+  std::vector<std::vector<Stream*>> pipelinesOf(const std::vector<Stream*>& computed) const;
   void placePipelines();
   // Field programs and rule conditions to native code; `background`: on the
   // JIT worker, the streams run on the VM until adoptCompiled() switches them.

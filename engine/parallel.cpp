@@ -24,7 +24,9 @@ int Engine::Impl::threadCount() const {
 // The pipelines of the computed streams: streams that read one another
 // (directly or through others) share a pipeline. Declared sources are read
 // before any computed stream runs, so two readers of one source stay apart.
-std::vector<std::vector<Stream*>> Engine::Impl::pipelines() const {
+std::vector<std::vector<Stream*>> Engine::Impl::pipelines() const { return pipelinesOf(computed); }
+
+std::vector<std::vector<Stream*>> Engine::Impl::pipelinesOf(const std::vector<Stream*>& computed) const {
   std::vector<size_t> root(streams.size());
   std::iota(root.begin(), root.end(), size_t(0));
   auto find = [&](size_t x) {
@@ -44,7 +46,14 @@ std::vector<std::vector<Stream*>> Engine::Impl::pipelines() const {
   return out;
 }
 
-bool Engine::Impl::independentStreams() const { return pipelines().size() > 1; }
+// Asked before the streams are set up (the block length depends on it), so
+// from the plan's streams rather than the computed ones set up so far.
+bool Engine::Impl::independentStreams() const {
+  std::vector<Stream*> planned;
+  for (auto& s : streams)
+    if (!s->declared && !s->removed) planned.push_back(s.get());
+  return pipelinesOf(planned).size() > 1;
+}
 
 // Starts the measurement: the next blocks run serially, each stream timed.
 void Engine::Impl::buildGraph() {
@@ -119,8 +128,10 @@ void Engine::Impl::placePipelines() {
   const int64_t busiest = load.empty() ? 0 : *std::max_element(load.begin(), load.end());
   const bool parallel = binCount > 1 && (opt.forceParallel || (busiest + kHandOffNs) * 5 < total * 4);
   if (opt.verbose && timed)
-    fprintf(stdout, "scheduler: %zu pipelines, %.3f ms a block on one core, %.3f ms on the busiest of %zu: %s\n",
-            pipes.size(), double(total) / 1e6, double(busiest) / 1e6, binCount, parallel ? "parallel" : "serial");
+    fprintf(stdout,
+            "scheduler: %zu pipelines, %.3f ms a block of %d slots on one core, %.3f ms on the busiest of %zu: %s\n",
+            pipes.size(), double(total) / 1e6, blockSlots, double(busiest) / 1e6, binCount,
+            parallel ? "parallel" : "serial");
   if (!parallel) return;
   // Each bin runs its streams in plan order: producers before consumers.
   for (auto& m : members)

@@ -340,3 +340,15 @@ TEST_CASE("independent pipelines of real cost run side by side, chosen from thei
   REQUIRE(p.size() > 50000);
   CHECK(p == r);
 }
+
+// Whether the plan has independent pipelines is asked before its streams are
+// set up (the rings are sized for the block): the longer parallel blocks must
+// apply to such a plan when no --block is given.
+TEST_CASE("a plan of independent pipelines on two threads runs the longer parallel blocks", "[engine][scheduler]") {
+  testing::RunDir d;
+  d.write("a.txt", testing::sequence(1, 100));
+  REQUIRE(d.run("STORAGE '.'\nDECLARE x INTEGER STREAM a, 1 TEXTFILE 'a.txt'\n"
+                "SELECT a[0] + 1 STREAM p FROM a\nSELECT a[0] * 2 STREAM r FROM a\n",
+                "--no-clock -m 40000 --threads 2 -v") == 0);
+  CHECK_THAT(d.read("run.out"), Catch::Contains("scheduler: 2 pipelines") && Catch::Contains("a block of 4096 slots"));
+}
