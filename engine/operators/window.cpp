@@ -29,7 +29,12 @@ struct WindowOp {
   BlockCtx& c;
   Stream& s;
   WindowShape w;
-  WindowOp(BlockCtx& ctx, Stream& st) : c(ctx), s(st), w(st, ctx.src(st, 0)) {}
+  WindowOp(BlockCtx& ctx, Stream& st) : c(ctx), s(st), w(st, ctx.src(st, 0)) {
+    dense4 = st.identity && w.F > 1 && w.a->hist.elems == w.F;
+    for (size_t e = 0; dense4 && e < w.a->out.elems.size(); ++e)
+      dense4 = w.a->out.elems[e].size == 4 && w.a->out.elems[e].offset == int(4 * e);
+    for (size_t i = 0; dense4 && i < st.out.elems.size(); ++i) dense4 = st.out.elems[i].offset == int(4 * i);
+  }
   Form form(const Stream& st) const { return st.identity ? Form::Direct : Form::Gather; }
   void pointersRun(const int64_t*, const int*, int, const uint8_t**, const uint8_t**) {}
   void gather(int64_t n, int j, uint8_t* in, uint8_t* inNull) {
@@ -87,7 +92,37 @@ struct WindowOp {
         return;
       }
     }
+    if (dense4 && denseRecord(n, j, out, outNull)) return;
     windowRecord(w, s, n, w.a->vis[size_t(j)], out, outNull);
+  }
+  // Producer records of F 4-byte elements end to end (F > 1): while the
+  // window's records are all held, its elements are word copies walked
+  // record by record through the ring.
+  bool dense4 = false;
+  bool denseRecord(int64_t n, int j, uint8_t* out, uint8_t* outNull) const {
+    const History& h = w.a->hist;
+    const int64_t vis = w.a->vis[size_t(j)];
+    const int64_t lo = w.lo(n), rl = floorDiv(lo, w.F) - h.base, rh = floorDiv(w.hi(n), w.F) - h.base;
+    if (rh >= vis || rl < std::max<int64_t>(vis - h.window, 0)) return false;
+    int64_t r = rl, el = lo - floorDiv(lo, w.F) * w.F;
+    const uint8_t* d = h.data.data() + h.pos(r) * h.rec;
+    const uint8_t* nl = h.nulls.data() + h.pos(r) * h.elems;
+    for (int64_t q = 0; q < w.W; ++q) {  // q-th oldest element
+      const int64_t i = w.newestFirst ? w.W - 1 - q : q;
+      const uint8_t isNull = nl[el] != 0;
+      uint32_t v;
+      memcpy(&v, d + el * 4, 4);
+      v = isNull ? 0 : v;
+      memcpy(out + i * 4, &v, 4);
+      outNull[i] = isNull;
+      if (++el == w.F && q + 1 < w.W) {
+        el = 0;
+        ++r;
+        d = h.data.data() + h.pos(r) * h.rec;
+        nl = h.nulls.data() + h.pos(r) * h.elems;
+      }
+    }
+    return true;
   }
 };
 
