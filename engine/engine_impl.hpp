@@ -138,6 +138,17 @@ struct Engine::Impl {
   void passGridPoint(std::vector<int64_t>& counters, int64_t t) const;
   // The next `n` grid points (n >= 1) as the block to run.
   void planBlock(int n);
+  // The grid repeats every lcm of the intervals: its points in one period
+  // (offsets 1..period) and which intervals are due at each, made once for
+  // the intervals of the plan (empty when the period holds too many points).
+  struct GridPattern {
+    std::vector<int64_t> ticks;  // the intervals it was made for
+    int64_t period = 0;
+    std::vector<int64_t> offsets;
+    std::vector<std::vector<char>> due;  // due[interval][point]
+  };
+  GridPattern grid;
+  const GridPattern& gridPattern();
   // Pass 1 of the block (computed streams) and pass 2 (sources read); false
   // when a source ran out (--until-eof), the block then ends at that slot.
   bool readSources();

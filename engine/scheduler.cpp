@@ -4,6 +4,8 @@
 #include <sys/prctl.h>
 
 #include <algorithm>
+#include <cstring>
+#include <numeric>
 #include <thread>
 
 #include "engine/engine_impl.hpp"
@@ -35,13 +37,55 @@ void Engine::Impl::planBlock(int n) {
     now = block.t[size_t(n - 1)];
     return;
   }
-  for (int j = 0; j < n; ++j) {
-    const int64_t t = gridPoint(counters);
-    for (size_t i = 0; i < ticks.size(); ++i) block.due[i][size_t(j)] = ticks[i] * counters[i] == t;
-    passGridPoint(counters, t);
-    block.t[size_t(j)] = t;
+  const GridPattern& g = gridPattern();
+  if (g.period == 0) {
+    for (int j = 0; j < n; ++j) {
+      const int64_t t = gridPoint(counters);
+      for (size_t i = 0; i < ticks.size(); ++i) block.due[i][size_t(j)] = ticks[i] * counters[i] == t;
+      passGridPoint(counters, t);
+      block.t[size_t(j)] = t;
+    }
+    now = block.t[size_t(n - 1)];
+    return;
+  }
+  // Copied from the period's pattern, from the point the counters stand at.
+  const int64_t t0 = gridPoint(counters);
+  int64_t base = (t0 - 1) / g.period * g.period;
+  size_t p = size_t(std::lower_bound(g.offsets.begin(), g.offsets.end(), t0 - base) - g.offsets.begin());
+  for (int j = 0; j < n;) {
+    const int len = int(std::min<size_t>(size_t(n - j), g.offsets.size() - p));
+    for (size_t i = 0; i < ticks.size(); ++i) memcpy(&block.due[i][size_t(j)], &g.due[i][p], size_t(len));
+    for (int x = 0; x < len; ++x) block.t[size_t(j + x)] = base + g.offsets[p + size_t(x)];
+    j += len;
+    p += size_t(len);
+    if (p == g.offsets.size()) p = 0, base += g.period;
   }
   now = block.t[size_t(n - 1)];
+  for (size_t i = 0; i < ticks.size(); ++i)
+    counters[i] = now / ticks[i] + 1;  // past `now`, as passGridPoint leaves them
+}
+
+const Engine::Impl::GridPattern& Engine::Impl::gridPattern() {
+  constexpr int64_t kMostPoints = 1 << 16;
+  if (grid.ticks == ticks) return grid;
+  grid = GridPattern{ticks, 0, {}, {}};
+  int64_t period = 1, finest = INT64_MAX;
+  for (int64_t t : ticks) {
+    const int64_t g = std::gcd(period, t);
+    if (__int128(period / g) * t > (__int128(1) << 62)) return grid;
+    period = period / g * t;
+    finest = std::min(finest, t);
+  }
+  if (period / finest > kMostPoints) return grid;
+  grid.due.assign(ticks.size(), {});
+  std::vector<int64_t> c(ticks.size(), 1);
+  for (int64_t t = gridPoint(c); t <= period; t = gridPoint(c)) {
+    grid.offsets.push_back(t);
+    for (size_t i = 0; i < ticks.size(); ++i) grid.due[i].push_back(ticks[i] * c[i] == t);
+    passGridPoint(c, t);
+  }
+  grid.period = period;
+  return grid;
 }
 
 namespace {
