@@ -107,6 +107,11 @@ void Engine::Impl::prepare() {
   startListing = std::make_unique<storage::DirectoryListing>(storageDir);
   for (auto& sp : streams) setupStream(*sp, plan);
   if (opt.fuse) ops::fuseWindows(computed, streams);
+  if (opt.verbose)
+    for (auto* s : computed)
+      if (s->fusedInto)
+        fprintf(stdout, "fusion: window %s is not materialised; %s reads its producer in place\n", s->q->id.c_str(),
+                s->fusedInto->q->id.c_str());
   // Zero step: every source reads its record 0 straight into its history.
   for (auto* s : declared) readRecord(*s);
   // HOLD: a consumer there from the start sees the zero step's zeros, then the

@@ -74,10 +74,12 @@ struct Stream {
   std::vector<uint8_t> inRec, inNull, outRec, outNull;  // scratch records (VM, gathers)
   int runCap = 1;                                       // records per run (scratch input records held)
   std::vector<uint8_t> zeroRec, nullFlags;              // an absent operand record: zeros, all NULL
-  // Fusion: a VOLATILE window read only by one reducer is not materialised;
-  // the reducer folds the producer's elements and keeps the window's index.
+  // Fusion: a VOLATILE window read only by one reducer or one SELECT is not
+  // materialised; the reader takes the producer's elements and the window
+  // keeps its index.
   Stream* fusedInto = nullptr;    // set on the window
-  Stream* fusedWindow = nullptr;  // set on the reducer
+  Stream* fusedWindow = nullptr;  // set on the reader
+  std::vector<int> fusedLoads;    // a SELECT reader: the window elements its program loads
   // stored artifacts: data store and NULL index (a VOLATILE stream has no store)
   storage::FamilyStores files;
   int metaBits = 0;

@@ -36,8 +36,9 @@ StepFn fusedReduceStep(const Stream& reducer);
 // operand lies unchanged in the input record and the input has nothing else.
 bool pointersFit(const Stream& s, const Streams& streams);
 
-// Fusion: a VOLATILE window read only by one reducer (same interval, origin
-// and tail, no rules) is folded by that reducer without being materialised.
+// Fusion: a VOLATILE window read only by one reducer or one SELECT (same
+// interval, origin and tail, no rules) is not materialised: the reducer
+// folds the producer's elements, the SELECT gathers those it loads.
 // Called after every stream is set up; `live` streams may be read later by
 // an ad hoc import, which unfuse() handles.
 void fuseWindows(const std::vector<Stream*>& computed, const Streams& streams);

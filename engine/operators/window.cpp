@@ -1,11 +1,14 @@
 // A @ (k, w): record n holds the |w| elements of A at positions n·k-|w|+1 ..
 // n·k (window.hpp). A window that only copies (every field its own element,
 // integer types) is gathered straight into its history ring; a VOLATILE
-// window read by one reducer is not materialised at all (reduce.cpp folds
-// it), and keeps only its record count and NULL index here.
-#include "engine/operators/window.hpp"
+// window read by one reducer (reduce.cpp folds it) or by one SELECT that
+// loads at most half its elements (FusedSelectOp below) is not materialised
+// at all, and keeps only its record count and NULL index here.
+#include <algorithm>
+
 #include "engine/convert.hpp"
 #include "engine/operators/operators.hpp"
+#include "engine/operators/window.hpp"
 
 namespace engine::ops {
 
@@ -126,6 +129,40 @@ struct WindowOp {
   }
 };
 
+// A SELECT over a fused window: its input record gets only the elements its
+// program loads, read from the window's producer as the window would have
+// copied them (a NULL one as zeros); the rest of the record is never read.
+struct FusedSelectOp {
+  Stream& s;
+  WindowShape w;
+  FusedSelectOp(BlockCtx& ctx, Stream& st) : s(st), w(*st.fusedWindow, ctx.src(*st.fusedWindow, 0)) {}
+  Form form(const Stream&) const { return Form::Gather; }
+  void pointersRun(const int64_t*, const int*, int, const uint8_t**, const uint8_t**) {}
+  void gather(int64_t n, int j, uint8_t* in, uint8_t* inNull) {
+    for (int i : s.fusedLoads) {
+      const ir::Element& de = s.in.elems[size_t(i)];
+      bool isNull;
+      const ir::Element* se;
+      const uint8_t* v = w.element(w.position(n, i), j, isNull, se);
+      if (!v || isNull) memset(in + de.offset, 0, size_t(de.size));
+      else if (se->type == de.type && se->size == 4) memcpy(in + de.offset, v, 4);
+      else convertElem(se->type, v, se->size, de.type, in + de.offset, de.size);
+      inNull[i] = isNull ? 1 : 0;
+    }
+  }
+  void direct(int64_t, int, uint8_t*, uint8_t*) {}
+};
+
+// The input elements a program loads, each once, in order.
+std::vector<int> loadedElements(const vm::Program& p) {
+  std::vector<int> out;
+  for (const vm::Instr& i : p.code)
+    if (vm::kOps[int(i.op)].family == vm::Family::LOAD && std::find(out.begin(), out.end(), i.a) == out.end())
+      out.push_back(i.a);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // Whether the program stores each input element unchanged into the same
 // output element (integers only: float stores canonicalise NaN, RATIONAL
 // stores normalise), with the same layout on both sides.
@@ -166,6 +203,7 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
   const WindowShape w(s, c.src(s, 0));
   Stream::Running& r = s.running;
   s.wrote = 0;
+  uint64_t present = 0;  // records without a NULL element not yet in the index
   for (int j = 0; j < b.slots; ++j) {
     if (due[size_t(j)] && b.t[size_t(j)] >= s.joinAt) {
       ++s.due;
@@ -179,8 +217,10 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
           r.valid = false;
         }
         if (r.valid && r.nulls == 0) {
-          s.files.meta->appendPresent(1);
+          ++present;
         } else {
+          s.files.meta->appendPresent(present);
+          present = 0;
           windowBitmap(s, w, n, j);
           s.files.meta->append(s.bitmap);
         }
@@ -190,6 +230,7 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
     }
     s.vis[size_t(j)] = s.hist.count;
   }
+  s.files.meta->appendPresent(present);
 }
 
 }  // namespace
@@ -211,13 +252,15 @@ bool fusedNewest(Stream& s, const Streams& streams) {
   return true;
 }
 
-// Fusion is decided here and carried out by the reducer (reduce.cpp).
+// Fusion is decided here and carried out by the reader (reduce.cpp for a
+// reducer, FusedSelectOp for a SELECT).
 void fuseWindows(const std::vector<Stream*>& computed, const Streams& streams) {
   for (Stream* r : computed) {
     const ir::Op op = r->q->program.back().op;
     const bool reducer = r->q->program.size() > 1 && (op == ir::Op::STREAM_AVG || op == ir::Op::STREAM_SUM ||
                                                       op == ir::Op::STREAM_MIN || op == ir::Op::STREAM_MAX);
-    if (!reducer || r->srcs.size() != 1 || r->fusedWindow) continue;
+    const bool select = r->q->program.size() == 1;
+    if ((!reducer && !select) || r->srcs.size() != 1 || r->fusedWindow) continue;
     Stream& w = *streams[size_t(r->srcs[0])];
     if (w.declared || w.fusedInto || !w.q->isVolatile || w.rules || !w.identity || w.adhoc || r->adhoc) continue;
     if (!w.q->publish.empty()) continue;  // a published window is made record by record
@@ -232,12 +275,26 @@ void fuseWindows(const std::vector<Stream*>& computed, const Streams& streams) {
     bool same = !a.out.elems.empty();
     for (auto& e : a.out.elems) same = same && e.type == w.out.elems[0].type && e.size == w.out.elems[0].size;
     if (!same) continue;
+    // A SELECT gains when it loads few of the window's elements (a whole
+    // window copies faster than element by element); its input record must
+    // be the window's record.
+    std::vector<int> loads;
+    if (select) {
+      loads = loadedElements(r->program.bytecode);
+      if (!r->operandPointers || loads.size() * 2 > w.out.elems.size()) continue;
+    }
     w.fusedInto = r;
     w.step = &fusedWindowStep;
     w.running = {};
     r->fusedWindow = &w;
     r->running = {};
-    r->step = fusedReduceStep(*r);
+    if (select) {
+      r->fusedLoads = std::move(loads);
+      r->operandPointers = false;  // native code is compiled after this for gathered records
+      r->step = &Driver<FusedSelectOp>::step;
+    } else {
+      r->step = fusedReduceStep(*r);
+    }
   }
 }
 
@@ -247,7 +304,13 @@ void unfuse(Stream& w, Streams& streams) {
   w.fusedInto = nullptr;
   r.fusedWindow = nullptr;
   w.step = &Driver<WindowOp>::step;
-  r.step = setUpReduce(r, streams);
+  if (r.q->program.size() == 1) {
+    r.step = setUpSelect(r, streams);
+    r.operandPointers = false;  // its code may be compiled for whole gathered records
+    r.fusedLoads.clear();
+  } else {
+    r.step = setUpReduce(r, streams);
+  }
   w.running = {};
   r.running = {};
   // Its ring gets the records a reader may still ask for, from the producer as it is now.

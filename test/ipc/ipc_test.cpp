@@ -931,6 +931,38 @@ TEST_CASE("live engine: a VOLATILE window folded into its reducer is served and 
   }
 }
 
+// The SELECT reader of a fused window gathers the elements it loads; when an
+// import makes the window a second reader, the SELECT goes back to reading
+// the materialised window with the native code it was compiled with.
+TEST_CASE("live engine: a SELECT over a fused window keeps its values when the window is materialised again",
+          "[ipc][live][fusion]") {
+  LiveEngine e("", false);
+  e.write("q.rql",
+          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+          "SELECT * STREAM w FROM c@(1,8) VOLATILE\n"
+          "SELECT w[0] - w[7] STREAM r FROM w\n");
+  REQUIRE(e.start("-v"));
+  for (int i = 0; i < 400 && slurp(e.dir / "r").size() < 5 * 4; ++i) std::this_thread::sleep_for(25ms);
+  REQUIRE(e.xqry("-a \"SELECT w[0] - w[3] STREAM d FROM w\"").rc == 0);
+  for (int i = 0; i < 400 && slurp(e.dir / "d").size() < 10 * 4; ++i) std::this_thread::sleep_for(25ms);
+  REQUIRE(e.xqry("-k").rc == 0);
+  REQUIRE(waitExit(e.pid, 10s) == 0);
+  e.pid = -1;
+  CHECK(slurp(e.dir / "engine.out").find("fusion: window w is not materialised; r reads") != std::string::npos);
+  auto check = [](const std::string& name, const std::string& b, int32_t want, size_t atLeast) {
+    INFO("stream " << name);
+    REQUIRE(b.size() >= atLeast * 4);
+    for (size_t i = 0; i + 4 <= b.size(); i += 4) {
+      int32_t v;
+      memcpy(&v, b.data() + i, 4);
+      INFO("record " << i / 4);
+      CHECK(v == want);
+    }
+  };
+  check("d", slurp(e.dir / "d"), 3, 10);
+  check("r", slurp(e.dir / "r"), 7, 15);  // before and after the import
+}
+
 TEST_CASE("live engine: removing ad hoc streams gives their memory back; cycles do not grow it",
           "[ipc][live][adhoc-memory]") {
   LiveEngine e;
