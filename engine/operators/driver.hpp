@@ -111,6 +111,7 @@ struct Driver {
     const Block& b = c.block;
     const std::vector<char>& due = b.due[s.tickIndex];
     const uint64_t roundedBefore = ir::val::ratRounded();
+    const uint64_t durableBefore = s.files.store ? s.files.store->durable() : 0;
     int64_t ns[kRun];
     int js[kRun];
     int k = 0;
@@ -172,6 +173,15 @@ struct Driver {
     }
     s.wrote += k;
     flush();
+    // The index entries of the records the store wrote, here in the stream's
+    // own step (on its pipeline's thread) rather than after the block.
+    if (s.files.store && s.error.empty() && s.files.store->durable() != durableBefore) {
+      try {
+        s.files.meta->flush(s.files.store->durable());
+      } catch (const std::exception& e) {
+        s.error = e.what();
+      }
+    }
     for (; j < b.slots; ++j) s.vis[size_t(j)] = s.hist.count;  // stopped by a failure: nothing more to read
     // Roundings are counted per thread; this stream's are those made in its step.
     s.rounded += ir::val::ratRounded() - roundedBefore;
