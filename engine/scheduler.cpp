@@ -77,13 +77,19 @@ const Engine::Impl::GridPattern& Engine::Impl::gridPattern() {
     finest = std::min(finest, t);
   }
   if (period / finest > kMostPoints) return grid;
-  grid.due.assign(ticks.size(), {});
   std::vector<int64_t> c(ticks.size(), 1);
   for (int64_t t = gridPoint(c); t <= period; t = gridPoint(c)) {
     grid.offsets.push_back(t);
-    for (size_t i = 0; i < ticks.size(); ++i) grid.due[i].push_back(ticks[i] * c[i] == t);
     passGridPoint(c, t);
   }
+  // Each interval has one flag a point: at most 4 MiB of them.
+  if (grid.offsets.size() * ticks.size() > (size_t(1) << 22)) {
+    grid.offsets.clear();
+    return grid;
+  }
+  grid.due.assign(ticks.size(), std::vector<char>(grid.offsets.size()));
+  for (size_t i = 0; i < ticks.size(); ++i)
+    for (size_t p = 0; p < grid.offsets.size(); ++p) grid.due[i][p] = grid.offsets[p] % ticks[i] == 0;
   grid.period = period;
   return grid;
 }
