@@ -247,7 +247,9 @@ Stream& Engine::Impl::instantiate(const ir::Query& cq, const ir::Plan& cand, int
 int64_t Engine::Impl::growRings(const ir::Plan& cand) {
   int64_t delay = 0;
   for (auto& s : streams) {
-    if (s->removed || s->fusedInto) continue;
+    // A fused window too: the import that reads it unfuses it, and the
+    // refill then spans the grown ring.
+    if (s->removed) continue;
     auto it = cand.maxCapacity.find(s->q->id);
     if (it == cand.maxCapacity.end()) continue;
     const int64_t want = ir::historyRing(it->second);
