@@ -61,8 +61,13 @@ void Engine::Impl::planBlock(int n) {
     if (p == g.offsets.size()) p = 0, base += g.period;
   }
   now = block.t[size_t(n - 1)];
-  for (size_t i = 0; i < ticks.size(); ++i)
-    counters[i] = now / ticks[i] + 1;  // past `now`, as passGridPoint leaves them
+  for (size_t i = 0; i < ticks.size(); ++i) {
+    // An interval an import added counts from its next point after the slot
+    // it came in: not due before that, as the counters would have it.
+    const int64_t first = ticks[i] * counters[i];
+    for (int j = 0; j < n && block.t[size_t(j)] < first; ++j) block.due[i][size_t(j)] = 0;
+    counters[i] = std::max(counters[i], now / ticks[i] + 1);  // past `now`, as passGridPoint leaves them
+  }
 }
 
 const Engine::Impl::GridPattern& Engine::Impl::gridPattern() {
