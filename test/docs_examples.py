@@ -49,7 +49,9 @@ def examples(text):
 
 def listed(xtrdb, cwd, stream, count):
     cmds = "open %s\nlist %d\nquit\n" % (stream, count)
-    r = subprocess.run([xtrdb, "-n"], input=cmds, capture_output=True, text=True, cwd=cwd, timeout=60)
+    # The run's own TMPDIR: xtrdb must not meet another engine serving on the machine.
+    env = dict(os.environ, TMPDIR=cwd)
+    r = subprocess.run([xtrdb, "-n"], input=cmds, capture_output=True, text=True, cwd=cwd, env=env, timeout=60)
     return [l for l in r.stdout.splitlines() if l.startswith("{")]
 
 

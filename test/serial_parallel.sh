@@ -10,6 +10,7 @@ xr=$1
 cases=${2:-${RDB_SHARED_DIR:-$(cd "$(dirname "$0")/../.." && pwd)/shared}/conformance/cases}
 [ -d "$cases" ] || { echo "serial_parallel: no cases at $cases"; echo "0 passed, 1 failed"; exit 1; }
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+export TMPDIR=$work  # the instance lock is this test's own: another engine on the machine cannot refuse a run
 pass=0 fail=0 skip=0
 while IFS= read -r q; do
   dir=$(dirname "$q"); name=$(basename "$q")
