@@ -14,18 +14,22 @@ namespace engine::ops {
 
 namespace {
 
-// Record n of the window as a reader that sees `visible` records of the
-// producer: every element converted to its slot, a NULL one as zeros.
+// Element i of window record n, as a reader that sees `visible` records of
+// the producer, into its slot `de` of a record: converted, a NULL one as zeros.
+inline void windowElement(const WindowShape& w, int64_t n, int64_t i, int64_t visible, const ir::Element& de,
+                          uint8_t* rec, uint8_t* nulls) {
+  bool isNull;
+  const ir::Element* se;
+  const uint8_t* v = w.elementSeen(w.position(n, i), visible, isNull, se);
+  nulls[i] = isNull ? 1 : 0;
+  if (!v || isNull) memset(rec + de.offset, 0, size_t(de.size));
+  else if (se->type == de.type && se->size == 4 && de.size == 4) memcpy(rec + de.offset, v, 4);
+  else convertElem(se->type, v, se->size, de.type, rec + de.offset, de.size);
+}
+
+// Record n of the window as a reader that sees `visible` records of the producer.
 void windowRecord(const WindowShape& w, const Stream& s, int64_t n, int64_t visible, uint8_t* out, uint8_t* outNull) {
-  for (int64_t i = 0; i < w.W; ++i) {
-    const ir::Element& de = s.out.elems[size_t(i)];
-    bool isNull;
-    const ir::Element* se;
-    const uint8_t* v = w.elementSeen(w.position(n, i), visible, isNull, se);
-    outNull[i] = isNull ? 1 : 0;
-    if (v && !isNull) convertElem(se->type, v, se->size, de.type, out + de.offset, de.size);
-    else memset(out + de.offset, 0, size_t(de.size));
-  }
+  for (int64_t i = 0; i < w.W; ++i) windowElement(w, n, i, visible, s.out.elems[size_t(i)], out, outNull);
 }
 
 struct WindowOp {
@@ -139,16 +143,8 @@ struct FusedSelectOp {
   Form form(const Stream&) const { return Form::Gather; }
   void pointersRun(const int64_t*, const int*, int, const uint8_t**, const uint8_t**) {}
   void gather(int64_t n, int j, uint8_t* in, uint8_t* inNull) {
-    for (int i : s.fusedLoads) {
-      const ir::Element& de = s.in.elems[size_t(i)];
-      bool isNull;
-      const ir::Element* se;
-      const uint8_t* v = w.element(w.position(n, i), j, isNull, se);
-      if (!v || isNull) memset(in + de.offset, 0, size_t(de.size));
-      else if (se->type == de.type && se->size == 4) memcpy(in + de.offset, v, 4);
-      else convertElem(se->type, v, se->size, de.type, in + de.offset, de.size);
-      inNull[i] = isNull ? 1 : 0;
-    }
+    const int64_t visible = w.a->vis[size_t(j)];
+    for (int i : s.fusedLoads) windowElement(w, n, i, visible, s.in.elems[size_t(i)], in, inNull);
   }
   void direct(int64_t, int, uint8_t*, uint8_t*) {}
 };
@@ -157,9 +153,9 @@ struct FusedSelectOp {
 std::vector<int> loadedElements(const vm::Program& p) {
   std::vector<int> out;
   for (const vm::Instr& i : p.code)
-    if (vm::kOps[int(i.op)].family == vm::Family::LOAD && std::find(out.begin(), out.end(), i.a) == out.end())
-      out.push_back(i.a);
+    if (vm::kOps[int(i.op)].family == vm::Family::LOAD) out.push_back(i.a);
   std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

@@ -862,6 +862,23 @@ long rssKb(pid_t pid) {
     if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
   return -1;
 }
+
+// Waits (up to ten seconds) until the engine has stored `records` INTEGER records of `stream`.
+void waitForRecords(const LiveEngine& e, const std::string& stream, size_t records) {
+  for (int i = 0; i < 400 && slurp(e.dir / stream).size() < records * 4; ++i) std::this_thread::sleep_for(25ms);
+}
+
+// A stored stream of one INTEGER: at least `atLeast` records, every one `want`.
+void checkEveryRecord(const std::string& stream, const std::string& bytes, int32_t want, size_t atLeast) {
+  INFO("stream " << stream);
+  REQUIRE(bytes.size() >= atLeast * 4);
+  for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+    int32_t v;
+    memcpy(&v, bytes.data() + i, 4);
+    INFO("record " << i / 4);
+    CHECK(v == want);
+  }
+}
 }  // namespace
 
 TEST_CASE("live engine: a wide ad hoc import answers at once and runs on the VM until its native code is ready",
@@ -876,7 +893,7 @@ TEST_CASE("live engine: a wide ad hoc import answers at once and runs on the VM 
   REQUIRE(e.xqry("-a \"SELECT c[0]*3 STREAM t FROM c\"").rc == 0);
   for (int i = 0; i < 400 && slurp(e.dir / "engine.out").find("JIT: 1 of 1 streams") == std::string::npos; ++i)
     std::this_thread::sleep_for(25ms);
-  for (int i = 0; i < 400 && slurp(e.dir / "t").size() < 12 * 4; ++i) std::this_thread::sleep_for(25ms);
+  waitForRecords(e, "t", 12);
   CHECK(slurp(e.dir / "engine.out").find("JIT: 1 of 1 streams") != std::string::npos);
   REQUIRE(e.xqry("-k").rc == 0);
   REQUIRE(waitExit(e.pid, 10s) == 0);
@@ -910,18 +927,12 @@ TEST_CASE("live engine: a VOLATILE window folded into its reducer is served and 
   }
   // A new reader: the window is materialised again, its recent records included.
   REQUIRE(e.xqry("-a \"SELECT w[0] - w[3] STREAM d FROM w\"").rc == 0);
-  for (int i = 0; i < 400 && slurp(e.dir / "d").size() < 10 * 4; ++i) std::this_thread::sleep_for(25ms);
+  waitForRecords(e, "d", 10);
   REQUIRE(e.xqry("-k").rc == 0);
   REQUIRE(waitExit(e.pid, 10s) == 0);
   e.pid = -1;
-  const std::string d = slurp(e.dir / "d"), m = slurp(e.dir / "m");
-  REQUIRE(d.size() >= 10 * 4);
-  for (size_t i = 0; i + 4 <= d.size(); i += 4) {
-    int32_t v;
-    memcpy(&v, d.data() + i, 4);
-    INFO("d record " << i / 4);
-    CHECK(v == 3);
-  }
+  checkEveryRecord("d", slurp(e.dir / "d"), 3, 10);
+  const std::string m = slurp(e.dir / "m");
   REQUIRE(m.size() >= 10 * 4);
   for (size_t i = 0; i + 4 <= m.size(); i += 4) {  // sums of 1..4, 2..5, ...
     int32_t v;
@@ -942,25 +953,15 @@ TEST_CASE("live engine: a SELECT over a fused window keeps its values when the w
           "SELECT * STREAM w FROM c@(1,8) VOLATILE\n"
           "SELECT w[0] - w[7] STREAM r FROM w\n");
   REQUIRE(e.start("-v"));
-  for (int i = 0; i < 400 && slurp(e.dir / "r").size() < 5 * 4; ++i) std::this_thread::sleep_for(25ms);
+  waitForRecords(e, "r", 5);
   REQUIRE(e.xqry("-a \"SELECT w[0] - w[3] STREAM d FROM w\"").rc == 0);
-  for (int i = 0; i < 400 && slurp(e.dir / "d").size() < 10 * 4; ++i) std::this_thread::sleep_for(25ms);
+  waitForRecords(e, "d", 10);
   REQUIRE(e.xqry("-k").rc == 0);
   REQUIRE(waitExit(e.pid, 10s) == 0);
   e.pid = -1;
   CHECK(slurp(e.dir / "engine.out").find("fusion: window w is not materialised; r reads") != std::string::npos);
-  auto check = [](const std::string& name, const std::string& b, int32_t want, size_t atLeast) {
-    INFO("stream " << name);
-    REQUIRE(b.size() >= atLeast * 4);
-    for (size_t i = 0; i + 4 <= b.size(); i += 4) {
-      int32_t v;
-      memcpy(&v, b.data() + i, 4);
-      INFO("record " << i / 4);
-      CHECK(v == want);
-    }
-  };
-  check("d", slurp(e.dir / "d"), 3, 10);
-  check("r", slurp(e.dir / "r"), 7, 15);  // before and after the import
+  checkEveryRecord("d", slurp(e.dir / "d"), 3, 10);
+  checkEveryRecord("r", slurp(e.dir / "r"), 7, 15);  // before and after the import
 }
 
 // An import that reads a fused window further back than its ring holds: the
@@ -974,20 +975,13 @@ TEST_CASE("live engine: an import reading a fused window far back waits for its 
           "SELECT * STREAM w FROM c@(1,4) VOLATILE\n"
           "SELECT to_integer(m[0]) STREAM m FROM w.sumc\n");
   REQUIRE(e.start(""));
-  for (int i = 0; i < 400 && slurp(e.dir / "m").size() < 5 * 4; ++i) std::this_thread::sleep_for(25ms);
+  waitForRecords(e, "m", 5);
   REQUIRE(e.xqry("-a \"SELECT w[0] - w[3] STREAM d FROM w>30\"").rc == 0);
-  for (int i = 0; i < 400 && slurp(e.dir / "d").size() < 10 * 4; ++i) std::this_thread::sleep_for(25ms);
+  waitForRecords(e, "d", 10);
   REQUIRE(e.xqry("-k").rc == 0);
   REQUIRE(waitExit(e.pid, 10s) == 0);
   e.pid = -1;
-  const std::string d = slurp(e.dir / "d");
-  REQUIRE(d.size() >= 10 * 4);
-  for (size_t i = 0; i + 4 <= d.size(); i += 4) {
-    int32_t v;
-    memcpy(&v, d.data() + i, 4);
-    INFO("d record " << i / 4);
-    CHECK(v == 3);
-  }
+  checkEveryRecord("d", slurp(e.dir / "d"), 3, 10);
 }
 
 TEST_CASE("live engine: removing ad hoc streams gives their memory back; cycles do not grow it",
