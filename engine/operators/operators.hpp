@@ -1,7 +1,8 @@
 // Stream operators as units: one file each (select, + # & % - > @ and the
 // reducers) with the operator's run-time half: its index map, its input
 // form, its step over a block, and its set-up. The compile-time half
-// (interval, origin, tail, capacity, schema) is in ir/passes/.
+// (interval, origin, tail, capacity, checks, schema) is the file of the same
+// name in ir/operators/.
 // The engine calls setUp() once per computed stream; the chosen StepFn then
 // runs each block with the operator's code inlined (no per-record dispatch).
 #pragma once

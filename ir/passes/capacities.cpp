@@ -6,6 +6,7 @@
 #include "flat.hpp"
 #include "passes.hpp"
 
+#include "ir/operators/operator.hpp"
 #include "ir/profiles.hpp"
 
 namespace ir::passes {
@@ -48,42 +49,14 @@ void computeRequiredCapacities(Plan& p) {
   for (auto& q : p.queries) {
     if (q.program.empty()) continue;
     if (!cap.count(q.id)) cap[q.id] = 1;
-    Args a = getArgs(q.program);
-    const Query& s1 = p.get(a.a1);
-    const bool decl1 = s1.program.empty();
-    const int64_t Wq = q.tail, Ws = s1.tail;
-    const R d = q.interval;
-    switch (a.op.op) {
-      case Op::STREAM_TIMEMOVE: demand(s1.id, Wq - Ws + std::get<int32_t>(a.op.v) + 1 + (decl1 ? 2 : 0)); break;
-      case Op::STREAM_AGSE: {
-        auto [k, w] = std::get<std::pair<int32_t, int32_t>>(a.op.v);
-        demand(s1.id, windowDemand(flat.width(s1), k, w, q.origin, Wq, Ws) + (decl1 ? 2 : 1));
-        break;
+    const Query& s1 = p.get(std::get<std::string>(q.program[0].v));
+    if (q.program.size() > 1)
+      if (const ops::StreamOperator* so = ops::streamOperator(q.program.back().op)) {
+        const Query* s2 = so->binary ? &p.get(std::get<std::string>(q.program[1].v)) : nullptr;
+        auto width1 = [&] { return flat.width(s1); };
+        auto need = [&](const Query& s, int64_t records) { demand(s.id, records); };
+        so->demand(ops::Site{q, q.program.back(), s1, s2, width1}, need);
       }
-      case Op::STREAM_HASH: {
-        for (const std::string& sid : {a.a1, a.a2}) {
-          const Query& s = p.get(sid);
-          demand(sid, std::max<int64_t>(4, ceilOf(R(Wq) * d / s.interval) - s.tail + 2));
-        }
-        break;
-      }
-      case Op::STREAM_DEHASH_DIV:
-      case Op::STREAM_DEHASH_MOD: demand(s1.id, std::max<int64_t>(4, ceilOf(R(Wq) * d / s1.interval) - Ws + 2)); break;
-      case Op::STREAM_ADD: {
-        for (const std::string& sid : {a.a1, a.a2}) {
-          const Query& s = p.get(sid);
-          demand(sid, ceilOf(R(1 + Wq) * d / s.interval) - s.tail + (s.program.empty() ? 2 : 0));
-        }
-        break;
-      }
-      case Op::STREAM_SUBTRACT: {
-        R rho = d / s1.interval;
-        if (decl1) demand(s1.id, std::max(floorOf(R(Wq) * rho) + 2, floorOf(R(1 + Wq) * rho) + 2));
-        else demand(s1.id, ceilOf(R(Wq) * rho - R(Ws)));
-        break;
-      }
-      default: break;
-    }
     for (auto& r : q.rules)
       if (r.action == RuleAction::DUMP && r.dumpFrom < 0) {
         demand(s1.id, -int64_t(r.dumpFrom));

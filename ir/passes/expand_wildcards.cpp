@@ -2,9 +2,31 @@
 #include "flat.hpp"
 #include "passes.hpp"
 
+#include "ir/operators/operator.hpp"
+
 namespace ir::passes {
 
 namespace {
+
+// The operator's operands, looked up by name (RefError when one is missing).
+template <class F>
+auto withSite(const Plan& p, const Query& q, F f) {
+  const Token& op = q.program.back();
+  const ops::StreamOperator* so = ops::streamOperator(op.op);
+  if (!so)
+    throw FatalError(std::string("compiler: undefined stream token command in combine function: str=") +
+                     textForm(q.program[0].v) + " cmd=" + opName(op.op));
+  const Query& s1 = p.get(std::get<std::string>(q.program[0].v));
+  const Query* s2 = so->binary ? &p.get(std::get<std::string>(q.program[1].v)) : nullptr;
+  auto width1 = [&] { return flatWidth(s1); };
+  return f(*so, ops::Site{q, op, s1, s2, width1});
+}
+
+std::vector<Field> buildOutputSchema(const Plan& p, const Query& q, FlatIndex& flat) {
+  return withSite(p, q, [&](const ops::StreamOperator& so, const ops::Site& s) { return so.schema(s, flat); });
+}
+
+}  // namespace
 
 // Shape of one flat slot: array elements count one each, a STRING keeps its width.
 Field slotField(const Field& f, const std::string& name) {
@@ -19,74 +41,6 @@ Field slotField(const Field& f, const std::string& name) {
 Token indexRef(const std::string& stream, int i) {
   return Token(Op::PUSH_ID2, IdxPair(stream + "[" + std::to_string(i) + "]", 0));
 }
-
-std::vector<Field> buildOutputSchema(const Plan& p, const Args& a, FlatIndex& flat) {
-  std::vector<Field> out;
-  const Query& s1 = p.get(a.a1);
-  switch (a.op.op) {
-    case Op::STREAM_ADD: {
-      const int64_t total = int64_t(flat.width(s1)) + flat.width(p.get(a.a2));
-      if (total > kMaxRecordElements)
-        throw CompileError("a record of " + a.a1 + " + " + a.a2 + " has " + std::to_string(total) +
-                           " elements; the limit is " + std::to_string(kMaxRecordElements));
-      int k = 0;
-      for (const std::string& name : {a.a1, a.a2}) {
-        const Query& s = p.get(name);
-        int element = 0;
-        for (auto& f : s.schema)
-          for (int e = 0; e < f.flatCount(); ++e) {
-            Field nf = slotField(f, name + "_" + std::to_string(k++));
-            nf.program = {Token(Op::PUSH_ID, IdxPair(name, element++))};
-            out.push_back(std::move(nf));
-          }
-      }
-      return out;
-    }
-    case Op::STREAM_HASH: {
-      const Query& s2 = p.get(a.a2);
-      if (flat.width(s1) != flat.width(s2)) throw RefError("Hash operation needs same schemas on arguments stream");
-      out = interleaveSlots(s1, s2);
-      for (size_t i = 0; i < out.size(); ++i) out[i].program = {indexRef(a.a1, int(i))};
-      return out;
-    }
-    case Op::STREAM_DEHASH_DIV:
-    case Op::STREAM_DEHASH_MOD:
-    case Op::STREAM_SUBTRACT:
-    case Op::STREAM_TIMEMOVE: {
-      out = flattenSchema(s1);
-      for (size_t i = 0; i < out.size(); ++i) out[i].program = {indexRef(a.a1, int(i))};
-      return out;
-    }
-    case Op::STREAM_AVG:
-    case Op::STREAM_MIN:
-    case Op::STREAM_MAX:
-    case Op::STREAM_SUM: {
-      static const char* names[] = {"avg", "min", "max", "sum"};
-      Field f = reductionSlotOf(flat.widest(s1).first);
-      f.name = names[int(a.op.op) - int(Op::STREAM_AVG)];
-      f.program = {Token(Op::PUSH_ID, IdxPair(a.a1, 0))};
-      out.push_back(std::move(f));
-      return out;
-    }
-    case Op::STREAM_AGSE: {
-      int w = std::abs(std::get<std::pair<int32_t, int32_t>>(a.op.v).second);
-      const Field slot = windowSlotOf(flat.widest(s1));
-      out.reserve(size_t(w));
-      for (int i = 0; i < w; ++i) {
-        Field f = slot;
-        f.name = a.a1 + "_" + std::to_string(i);
-        f.program = {indexRef(a.a1, i)};
-        out.push_back(std::move(f));
-      }
-      return out;
-    }
-    default:
-      throw FatalError(std::string("compiler: undefined stream token command in combine function: str=") + a.a1 +
-                       " cmd=" + opName(a.op.op));
-  }
-}
-
-}  // namespace
 
 std::vector<Field> interleaveSlots(const Query& a, const Query& b) {
   std::vector<Field> out = flattenSchema(a);
@@ -143,25 +97,12 @@ int64_t outputWidth(const Plan& p, const Query& q, Width widthOf) {
   if (!s1) return 0;
   if (q.program.size() == 1) return widthOf(*s1);
   const Token& op = q.program.back();
-  switch (op.op) {
-    case Op::STREAM_ADD: {
-      const Query* s2 = q.program.size() == 3 ? p.find(textForm(q.program[1].v)) : nullptr;
-      return s2 ? widthOf(*s1) + widthOf(*s2) : 0;
-    }
-    case Op::STREAM_HASH:
-    case Op::STREAM_DEHASH_DIV:
-    case Op::STREAM_DEHASH_MOD:
-    case Op::STREAM_SUBTRACT:
-    case Op::STREAM_TIMEMOVE: return widthOf(*s1);
-    case Op::STREAM_AVG:
-    case Op::STREAM_MIN:
-    case Op::STREAM_MAX:
-    case Op::STREAM_SUM: return 1;
-    case Op::STREAM_AGSE:
-      if (auto* kw = std::get_if<std::pair<int32_t, int32_t>>(&op.v)) return std::abs(int64_t(kw->second));
-      return 0;
-    default: return 0;
-  }
+  const ops::StreamOperator* so = ops::streamOperator(op.op);
+  if (!so) return 0;
+  const Query* s2 = so->binary && q.program.size() == 3 ? p.find(textForm(q.program[1].v)) : nullptr;
+  if (so->binary && !s2) return 0;
+  auto width1 = [&] { return int(widthOf(*s1)); };
+  return so->outputWidth(ops::Site{q, op, *s1, s2, width1}, widthOf);
 }
 
 bool expandsStar(const Query& q) {
@@ -233,7 +174,7 @@ void expandSchemaWildcards(Plan& p) {
       flat.invalidate(q);
     } else {
       try {
-        q.schema = buildOutputSchema(p, getArgs(q.program), flat);
+        q.schema = buildOutputSchema(p, q, flat);
         flat.invalidate(q);
       } catch (const RefError& e) {
         throw RefError(std::string(e.what()) + " (stream '" + q.id + "')", q.loc);

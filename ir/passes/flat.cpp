@@ -1,5 +1,7 @@
 #include "flat.hpp"
 
+#include "ir/operators/operator.hpp"
+
 #include <algorithm>
 
 namespace ir::passes {
@@ -49,60 +51,29 @@ std::pair<Type, int> FlatIndex::widest(const Query& s) {
   return e.widest;
 }
 
-InputView::InputView(FlatIndex& flat, const Query& q) : flat_(flat) {
+InputView::InputView(FlatIndex& flat, const Query& q) : flat_(flat), q_(&q) {
   if (q.program.empty()) return;
   const Plan& p = flat.plan();
   s1_ = p.find(std::get<std::string>(q.program[0].v));
   if (!s1_) return;
-  op_ = q.program.back().op;
-  w1_ = flat.width(*s1_);
-  switch (op_) {
-    case Op::STREAM_ADD:
-      s2_ = p.find(std::get<std::string>(q.program[1].v));
-      size_ = w1_ + (s2_ ? flat.width(*s2_) : 0);
-      break;
-    case Op::STREAM_HASH:
-      s2_ = p.find(std::get<std::string>(q.program[1].v));
-      size_ = w1_;
-      break;
-    case Op::STREAM_AGSE: size_ = std::abs(std::get<std::pair<int32_t, int32_t>>(q.program.back().v).second); break;
-    case Op::STREAM_AVG:
-    case Op::STREAM_MIN:
-    case Op::STREAM_MAX:
-    case Op::STREAM_SUM: size_ = 1; break;
-    default: size_ = w1_;
+  if (q.program.size() > 1) op_ = ops::streamOperator(q.program.back().op);
+  if (op_ && op_->binary) s2_ = p.find(std::get<std::string>(q.program[1].v));
+  if (!op_) {
+    size_ = flat.width(*s1_);
+    return;
   }
+  auto width1 = [&] { return flat.width(*s1_); };
+  size_ = int(op_->inputWidth(ops::Site{q, q.program.back(), *s1_, s2_, width1}, flat));
 }
 
 std::optional<Field> InputView::slot(int i) {
   if (i < 0 || i >= size_) return std::nullopt;
-  switch (op_) {
-    case Op::STREAM_ADD:
-      if (i < w1_) return flat_.slot(*s1_, i);
-      return flat_.slot(*s2_, i - w1_);
-    case Op::STREAM_HASH: {
-      auto a = flat_.slot(*s1_, i);
-      if (!s2_) return a;
-      auto b = flat_.slot(*s2_, i);
-      if (!b) return a;
-      // As interleaveSlots(): the larger type and element size of both operands.
-      const int width = std::max(a->byteSize(), b->byteSize());
-      a->type = std::max(a->type, b->type);
-      a->rlen = a->type == Type::STRING ? 1 : std::max(a->rlen, b->rlen);
-      a->rarray = a->type == Type::STRING ? width : 1;
-      return a;
-    }
-    case Op::STREAM_AGSE:
-      if (!fixed_) fixed_ = windowSlotOf(flat_.widest(*s1_));
-      return fixed_;
-    case Op::STREAM_AVG:
-    case Op::STREAM_MIN:
-    case Op::STREAM_MAX:
-    case Op::STREAM_SUM:
-      if (!fixed_) fixed_ = reductionSlotOf(flat_.widest(*s1_).first);
-      return fixed_;
-    default: return flat_.slot(*s1_, i);
-  }
+  if (!op_) return flat_.slot(*s1_, i);
+  if (op_->uniformInput && fixed_) return fixed_;
+  auto width1 = [&] { return flat_.width(*s1_); };
+  Field f = op_->inputSlot(ops::Site{*q_, q_->program.back(), *s1_, s2_, width1}, flat_, i);
+  if (op_->uniformInput) fixed_ = f;
+  return f;
 }
 
 void referencedStreams(const Program& prog, std::set<std::string>& out) {

@@ -14,6 +14,10 @@
 #include "ir/ir.hpp"
 #include "passes.hpp"
 
+namespace ir::ops {
+struct StreamOperator;
+}
+
 namespace ir::passes {
 
 // Valid while the plan's vector of queries is not changed; a stream whose
@@ -51,10 +55,11 @@ class InputView {
 
  private:
   FlatIndex& flat_;
+  const Query* q_;
   const Query* s1_ = nullptr;
   const Query* s2_ = nullptr;
-  Op op_ = Op::PUSH_STREAM;
-  int size_ = 0, w1_ = 0;
+  const ops::StreamOperator* op_ = nullptr;  // none: a copy of s1
+  int size_ = 0;
   std::optional<Field> fixed_;  // the one shape of every slot (windows, reducers), once asked
 };
 

@@ -7,6 +7,8 @@
 #include "order.hpp"
 #include "passes.hpp"
 
+#include "ir/operators/operator.hpp"
+
 namespace ir::passes {
 
 namespace {
@@ -44,51 +46,9 @@ Rational intervalFrom(const Query& q, const Rational d1, D2 d2of, Width widthOf)
   const Program& prog = q.program;
   if (prog.size() == 1) return d1;
   const Token& op = prog.back();
-  if (op.op == Op::STREAM_SUBTRACT) {
-    Rational r = std::get<Rational>(op.v);
-    if (r.num <= 0) throw CompileError("SUBTRACT target interval must be positive for '" + q.id + "'", q.loc);
-    return r;
-  }
-  if (d1.isZero()) return Rational(0);
-  switch (op.op) {
-    case Op::STREAM_ADD:
-    case Op::STREAM_HASH: {
-      const Rational d2 = d2of();
-      if (d2.isZero()) return Rational(0);
-      if (op.op == Op::STREAM_ADD) return d1 < d2 ? d1 : d2;
-      return d1 * d2 / (d1 + d2);
-    }
-    case Op::STREAM_DEHASH_DIV:
-    case Op::STREAM_DEHASH_MOD: {
-      Rational r = std::get<Rational>(prog[1].v);
-      if (r.isZero()) throw CompileError("DEHASH rational argument must not be zero for '" + q.id + "'", q.loc);
-      if (r == d1)
-        throw RefError("de-interleave of '" + q.id + "': the rational " + r.str() +
-                           " equals the source interval, which leaves no stream",
-                       q.loc);
-      Rational d = d1 * r / abs(d1 - r);
-      if (d < d1)
-        throw RefError(op.op == Op::STREAM_DEHASH_DIV ? "You cannot make faster div from slower source"
-                                                      : "You cannot make faster mod from slower source",
-                       q.loc);
-      return d;
-    }
-    case Op::STREAM_TIMEMOVE:
-    case Op::STREAM_AVG:
-    case Op::STREAM_MIN:
-    case Op::STREAM_MAX:
-    case Op::STREAM_SUM: return d1;
-    case Op::STREAM_AGSE: {
-      auto [k, w] = std::get<std::pair<int32_t, int32_t>>(op.v);
-      if (k <= 0)
-        throw CompileError("AGSE step must be > 0, got " + std::to_string(k) + " for query '" + q.id + "'", q.loc);
-      // Δout = (Δ / W)·k with W the flattened element count (seed chapter on AGSE).
-      const int width = widthOf();
-      if (width == 0) return Rational(0);
-      return d1 * Rational(k) / Rational(width);
-    }
-    default: throw RefError("Undefined token/command on list", q.loc);
-  }
+  const ops::StreamOperator* so = ops::streamOperator(op.op);
+  if (!so) throw RefError("Undefined token/command on list", q.loc);
+  return so->interval(ops::IntervalSite{q, op, d1, d2of, widthOf});
 }
 
 // Δ of q from the current Δ of its operands.

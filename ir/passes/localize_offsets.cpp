@@ -145,32 +145,12 @@ SourceOffsets sourceOffsetsFor(FlatIndex& flat, const Query& q, const std::set<s
 }
 
 std::vector<Field> inputRecord(const Plan& p, const Query& q) {
+  FlatIndex flat(p);
+  InputView in(flat, q);
   std::vector<Field> rec;
-  if (q.program.empty()) return rec;
-  const Query* s1 = p.find(std::get<std::string>(q.program[0].v));
-  if (!s1) return rec;
-  const Token& op = q.program.back();
-  switch (op.op) {
-    case Op::STREAM_ADD: {
-      rec = flattenSchema(*s1);
-      if (const Query* s2 = p.find(std::get<std::string>(q.program[1].v))) {
-        auto r = flattenSchema(*s2);
-        rec.insert(rec.end(), r.begin(), r.end());
-      }
-      return rec;
-    }
-    case Op::STREAM_HASH: {
-      const Query* s2 = p.find(std::get<std::string>(q.program[1].v));
-      return s2 ? interleaveSlots(*s1, *s2) : flattenSchema(*s1);
-    }
-    case Op::STREAM_AGSE:
-      return std::vector<Field>(size_t(std::abs(std::get<std::pair<int32_t, int32_t>>(op.v).second)), windowSlot(*s1));
-    case Op::STREAM_AVG:
-    case Op::STREAM_MIN:
-    case Op::STREAM_MAX:
-    case Op::STREAM_SUM: return {reductionSlot(*s1)};
-    default: return flattenSchema(*s1);
-  }
+  rec.reserve(size_t(in.size()));
+  for (int i = 0; i < in.size(); ++i) rec.push_back(*in.slot(i));
+  return rec;
 }
 
 void localizeFieldOffsets(Plan& p) {

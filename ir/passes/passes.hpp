@@ -35,7 +35,9 @@ uint64_t fnv1a64(const std::string& s);
 // expand_wildcards.cpp
 void expandSchemaWildcards(Plan& p);
 void expandIndexWildcards(Plan& p);
-std::vector<Field> flattenSchema(const Query& src);  // one field per flat element
+std::vector<Field> flattenSchema(const Query& src);        // one field per flat element
+Field slotField(const Field& f, const std::string& name);  // one flat element of f, named
+Token indexRef(const std::string& stream, int i);          // `stream[i]`, resolved later
 // Element shapes of operator results, shared by the output schemas and input records:
 std::vector<Field> interleaveSlots(const Query& a, const Query& b);  // a # b, promoted per position
 Field windowSlot(const Query& src);                                  // one element of src @ (k, w)

@@ -5,6 +5,8 @@
 #include "flat.hpp"
 #include "passes.hpp"
 
+#include "ir/operators/operator.hpp"
+
 #include "ir/profiles.hpp"
 
 namespace ir::passes {
@@ -259,42 +261,16 @@ void validateConstraints(const Plan& p) {
   for (auto& q : p.queries) {
     checkRuleReferences(q);
     if (q.program.empty()) continue;
-    Args a = getArgs(q.program);
-    switch (a.op.op) {
-      case Op::STREAM_HASH:
-        if (flat.width(p.get(a.a1)) != flat.width(p.get(a.a2)))
-          throw CompileError("HASH operation constraint failed on " + q.id + ": '" + a.a1 + "' has " +
-                                 std::to_string(flatWidth(p.get(a.a1))) + " elements, '" + a.a2 + "' has " +
-                                 std::to_string(flatWidth(p.get(a.a2))),
-                             q.loc);
-        break;
-      case Op::STREAM_SUBTRACT:
-        if (std::get<Rational>(a.op.v) < p.get(a.a1).interval)
-          throw CompileError("SUBTRACT interval constraint failed on " + q.id + ": the target interval " +
-                                 std::get<Rational>(a.op.v).str() + " is shorter than the source interval " +
-                                 p.get(a.a1).interval.str(),
-                             q.loc);
-        break;
-      case Op::PUSH_STREAM:
-      case Op::STREAM_DEHASH_DIV:
-      case Op::STREAM_DEHASH_MOD:
-      case Op::STREAM_ADD:
-      case Op::STREAM_TIMEMOVE:
-      case Op::STREAM_AGSE: break;
-      case Op::STREAM_AVG:
-      case Op::STREAM_MIN:
-      case Op::STREAM_MAX:
-      case Op::STREAM_SUM:
-        for (auto& f : p.get(a.a1).schema)
-          if (f.type == Type::STRING)
-            throw CompileError(
-                "Stream '" + q.id + "': a stream reducer cannot fold the STRING field '" + f.name + "' of " + a.a1,
-                q.loc);
-        break;
-      default:
-        throw FatalError(std::string("compiler::validateConstraints: unsupported command '") + opName(a.op.op) +
-                         "' for query '" + q.id + "'");
-    }
+    if (q.program.size() == 1) continue;  // a copy of its one operand
+    const Token& op = q.program.back();
+    const ops::StreamOperator* so = ops::streamOperator(op.op);
+    if (!so)
+      throw FatalError(std::string("compiler::validateConstraints: unsupported command '") + opName(op.op) +
+                       "' for query '" + q.id + "'");
+    const Query& s1 = p.get(std::get<std::string>(q.program[0].v));
+    const Query* s2 = so->binary ? &p.get(std::get<std::string>(q.program[1].v)) : nullptr;
+    auto width1 = [&] { return flat.width(s1); };
+    so->check(ops::Site{q, op, s1, s2, width1}, flat);
   }
 }
 

@@ -1,0 +1,44 @@
+// A > n: A shifted by n records.
+#include "ir/passes/flat.hpp"
+#include "operator.hpp"
+
+namespace ir::ops {
+
+namespace {
+
+int32_t shift(const Token& op) { return std::get<int32_t>(op.v); }
+
+Rational interval(const IntervalSite& s) { return s.d1; }
+
+int64_t origin(const SweepSite& w) { return w.v1 + shift(w.at.op); }
+
+int64_t tail(const SweepSite& w) { return std::max<int64_t>(0, w.v1 - shift(w.at.op)); }
+
+void demand(const Site& s, DemandFn need) {
+  need(s.s1, s.q.tail - s.s1.tail + shift(s.op) + 1 + (s.s1.program.empty() ? 2 : 0));
+}
+
+void check(const Site&, passes::FlatIndex&) {}
+
+int64_t outputWidth(const Site& s, FnRef<int64_t(const Query&)> widthOf) { return widthOf(s.s1); }
+
+std::vector<Field> schema(const Site& s, passes::FlatIndex&) { return copiedSchema(s.s1); }
+
+}  // namespace
+
+const StreamOperator kTimemove{
+    .op = Op::STREAM_TIMEMOVE,
+    .binary = false,
+    .interval = interval,
+    .origin = origin,
+    .tail = tail,
+    .demand = demand,
+    .check = check,
+    .outputWidth = outputWidth,
+    .schema = schema,
+    .inputWidth = copiedInputWidth,
+    .inputSlot = copiedInputSlot,
+    .uniformInput = false,
+};
+
+}  // namespace ir::ops
