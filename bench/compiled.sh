@@ -7,7 +7,8 @@
 #    (the yardstick) and as the whole-array loop qrs_fused.cpp (both g++ -O3
 #    -march=native); the engine's detect_out must be the loops' output from
 #    sample 236 on, byte for byte;
-# 2. the same detector with RATIONAL stages (rec205-detect.rql), the record once;
+# 2. the same detector with RATIONAL stages (rec205-detect.rql), the record once,
+#    and its rounding alone (bench/rounding.cpp) against the methods tried;
 # 3. two independent pipelines, --threads 1 against --threads 2;
 # 4. slot lateness of the bundled example plan clocked at 10 kHz on one core.
 # Every ratio in the output comes from this one run. CPU = user + system.
@@ -66,6 +67,10 @@ echo "| rec205-detect.rql (RATIONAL), 650,000 samples | CPU |"
 echo "|---|---|"
 echo "| engine, JIT | $RJ_CPU s |"
 echo "| engine, VM (--interpret) | $RV_CPU s (JIT/VM speed $(ratio "$RV_CPU" "$RJ_CPU")) |"
+echo
+echo "The detector's rounding (bench/rounding: folds of 180 RATIONALs, the product's ratAdd against two methods tried):"
+echo
+"$B/bench/rounding" 8000 180
 echo
 
 # 3. two independent pipelines

@@ -119,6 +119,21 @@ inline void nearest(u128 a, u128 b, uint64_t lim, uint64_t& P, uint64_t& Q) {
   }
 }
 
+// The end of nearest64() for x = A/B once the next convergent leaves the
+// bounds: the last convergent p1/q1 or the largest semiconvergent after it,
+// whichever is nearer (a tie keeps the smaller denominator).
+inline void nearestSemi(uint64_t A, uint64_t Bd, uint64_t lim, uint64_t p0, uint64_t q0, uint64_t p1, uint64_t q1,
+                        uint64_t& P, uint64_t& Q) {
+  P = p1, Q = q1;
+  uint64_t tp = p1 ? (lim - p0) / p1 : ~uint64_t(0), tq = q1 ? (lim - q0) / q1 : ~uint64_t(0);
+  uint64_t ts = tp < tq ? tp : tq;
+  if (ts == 0) return;
+  uint64_t sp = ts * p1 + p0, sq = ts * q1 + q0;
+  // |A q - B p| < 2^95 and times a denominator < 2^126: 128 bits suffice
+  u128 dConv = absDiff(u128(A) * q1, u128(Bd) * p1) * sq, dSemi = absDiff(u128(A) * sq, u128(Bd) * sp) * q1;
+  if (dSemi < dConv || (dSemi == dConv && sq < q1)) P = sp, Q = sq;
+}
+
 // nearest() for a and b below 2^64 (every binary operation): 64-bit steps and
 // 128-bit distances. `exact` tells whether the expansion ended inside the
 // bounds (the value itself, reduced: convergents are in lowest terms).
@@ -141,19 +156,19 @@ inline void nearest64(uint64_t a, uint64_t b, uint64_t lim, uint64_t& P, uint64_
       b = r;
       continue;
     }
-    P = p1, Q = q1;
-    uint64_t tp = p1 ? (lim - p0) / p1 : ~uint64_t(0), tq = q1 ? (lim - q0) / q1 : ~uint64_t(0);
-    uint64_t ts = tp < tq ? tp : tq;
-    if (ts == 0) return;
-    uint64_t sp = ts * p1 + p0, sq = ts * q1 + q0;
-    // |A q - B p| < 2^95 and times a denominator < 2^126: 128 bits suffice
-    u128 dConv = absDiff(u128(A) * q1, u128(Bd) * p1) * sq, dSemi = absDiff(u128(A) * sq, u128(Bd) * sp) * q1;
-    if (dSemi < dConv || (dSemi == dConv && sq < q1)) P = sp, Q = sq;
+    nearestSemi(A, Bd, lim, p0, q0, p1, q1, P, Q);
     return;
   }
 }
 
 }  // namespace detail
+
+// A result of nearest64(): counted when it rounded, signed.
+inline Rat ratOfNearest(bool neg, uint64_t P, uint64_t Q, bool exact) {
+  if (!exact) ++ratRounded();
+  if (P == 0) return {0, 1};
+  return {neg ? -int32_t(P) : int32_t(P), int32_t(Q)};
+}
 
 // The RATIONAL nearest to (neg ? -1 : 1) * a / b, b > 0, a and b below 2^96;
 // `lim` is the bound of both parts (2^31-1; smaller in tests of the method).
@@ -166,9 +181,7 @@ inline Rat ratFromParts(bool neg, u128 a, u128 b, uint64_t lim = uint64_t(kRatMa
     bool exact;
     if (a >= u128(lim) * b) P = lim, Q = 1, exact = a == u128(lim) * b;
     else detail::nearest64(uint64_t(a), uint64_t(b), lim, P, Q, exact);
-    if (!exact) ++ratRounded();
-    if (P == 0) return {0, 1};
-    return {neg ? -int32_t(P) : int32_t(P), int32_t(Q)};
+    return ratOfNearest(neg, P, Q, exact);
   }
   u128 g = detail::gcd128(a, b);
   if (g > 1) a /= g, b /= g;
