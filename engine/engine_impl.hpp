@@ -38,7 +38,8 @@ constexpr int64_t kHandOffNs = 20000;
 // Slots per block (offline and behind schedule), unless Options say otherwise.
 constexpr int kBlockSlots = 512;
 constexpr auto kTierUpAfter = std::chrono::milliseconds(300);
-constexpr int kParallelBlockSlots = 4096;  // when the flow graph may run streams side by side
+constexpr uint64_t kOfflineIndexRecords = 1 << 16;  // records between index writes of a VOLATILE stream, offline
+constexpr int kParallelBlockSlots = 4096;           // when the flow graph may run streams side by side
 // Bytes of one stream's ring a block may add to its history, and of all rings.
 constexpr int64_t kBlockBytes = int64_t(4) << 20;
 constexpr int64_t kBlockBytesAll = int64_t(256) << 20;

@@ -96,6 +96,7 @@ class MetaIndex {
   void flush(uint64_t durable);
   void flush() { flush(UINT64_MAX); }  // the data holds every record
   uint64_t records() const;
+  uint64_t onDisk() const { return disk_; }  // records the file's entries cover
   int bytes() const { return (bits_ + 7) / 8; }
   // Archives the index of session `n` at a clean shutdown under ROTATION (the
   // owner flushed it first): its `.meta.shadow`, when there is one, becomes
