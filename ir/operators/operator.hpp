@@ -1,7 +1,8 @@
 // A stream operator's compile-time half, one file an operator
 // (ir/operators/<name>.cpp) and one row of the table in operators.cpp: its
 // interval, logical origin, tail, the history it demands of its operands, its
-// checks and the schema `*` expands to. The passes ask the operator through
+// checks, the schema `*` expands to and the input record its field programs
+// read. The passes ask the operator through
 // streamOperator() instead of switching on the token. The run-time half of
 // the same operator is engine/operators/<name>.cpp.
 #pragma once
@@ -51,7 +52,7 @@ struct Site {
 struct IntervalSite {
   const Query& q;
   const Token& op;
-  Rational d1;           // s1's interval, never 0 here
+  Rational d1;           // s1's interval (0 = unresolved: the result is 0 unless the operator knows better)
   FnRef<Rational()> d2;  // s2's interval (0 = unresolved), asked by + and # only
   FnRef<int()> width1;   // flat width of s1
 };
