@@ -23,19 +23,19 @@ read -r ok bad < <(count "$BUILD")
 
 if [ "${RDB_SANITIZE:-1}" != 0 ]; then
   SAN=${SAN_BUILD_DIR:-build-asan}
-  echo "== ASan+UBSan: unit, engine and CLI-error tests =="
+  echo "== ASan+UBSan: unit, engine (both halves) and CLI-error tests =="
   if [ ! -f "$SAN/build.ninja" ]; then
     meson setup "$SAN" --buildtype=plain -Doptimization=1 -Dsanitize=address,undefined -Db_lundef=false >/dev/null ||
       { echo "sanitizer build: setup failed"; bad=$((bad + 1)); }
   fi
   if [ -f "$SAN/build.ninja" ] &&
-     ninja -C "$SAN" test/unit_tests test/engine_tests tools/xretractor tools/xqry tools/xtrdb >"$SAN-build.log" 2>&1; then
+     ninja -C "$SAN" test/unit_tests test/engine_tests tools/xretractor tools/xqry >"$SAN-build.log" 2>&1; then
     # LLVM keeps its global state until exit: leak reports come from there, not from us.
     # The JIT/VM differential runs its full 10,000 programs in the release build; 2,000 here.
     RDB_DIFF_PROGRAMS=${RDB_DIFF_PROGRAMS:-2000} ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$PWD/test/sanitizers/ubsan.supp \
       meson test -C "$SAN" --no-rebuild --print-errorlogs --num-processes 2 --timeout-multiplier 3 \
-        unit engine cli-errors
+        unit engine engine-oracles cli-errors
     src=$?
     [ $src -ne 0 ] && rc=$src
     read -r sok sbad < <(count "$SAN")
