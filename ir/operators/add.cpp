@@ -37,8 +37,6 @@ void demand(const Site& s, DemandFn need) {
     need(*o, ceilOf(R(1 + s.q.tail) * s.q.interval / o->interval) - o->tail + (o->program.empty() ? 2 : 0));
 }
 
-void check(const Site&, passes::FlatIndex&) {}
-
 int64_t outputWidth(const Site& s, FnRef<int64_t(const Query&)> widthOf) { return widthOf(s.s1) + widthOf(*s.s2); }
 
 std::vector<Field> schema(const Site& s, passes::FlatIndex& flat) {
@@ -76,7 +74,7 @@ const StreamOperator kAdd{
     .origin = origin,
     .tail = tail,
     .demand = demand,
-    .check = check,
+    .check = noCheck,
     .outputWidth = outputWidth,
     .schema = schema,
     .inputWidth = inputWidth,

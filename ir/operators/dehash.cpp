@@ -51,12 +51,6 @@ void demand(const Site& s, DemandFn need) {
   need(s.s1, std::max<int64_t>(4, ceilOf(R(s.q.tail) * s.q.interval / s.s1.interval) - s.s1.tail + 2));
 }
 
-void check(const Site&, passes::FlatIndex&) {}
-
-int64_t outputWidth(const Site& s, FnRef<int64_t(const Query&)> widthOf) { return widthOf(s.s1); }
-
-std::vector<Field> schema(const Site& s, passes::FlatIndex&) { return copiedSchema(s.s1); }
-
 template <bool Div>
 constexpr StreamOperator dehash() {
   return {
@@ -66,9 +60,9 @@ constexpr StreamOperator dehash() {
       .origin = origin<Div>,
       .tail = tail<Div>,
       .demand = demand,
-      .check = check,
-      .outputWidth = outputWidth,
-      .schema = schema,
+      .check = noCheck,
+      .outputWidth = copiedOutputWidth,
+      .schema = copiedSchema,
       .inputWidth = copiedInputWidth,
       .inputSlot = copiedInputSlot,
       .uniformInput = false,

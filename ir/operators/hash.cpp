@@ -40,8 +40,6 @@ void check(const Site& s, passes::FlatIndex& flat) {
                        s.q.loc);
 }
 
-int64_t outputWidth(const Site& s, FnRef<int64_t(const Query&)> widthOf) { return widthOf(s.s1); }
-
 std::vector<Field> schema(const Site& s, passes::FlatIndex& flat) {
   if (flat.width(s.s1) != flat.width(*s.s2)) throw RefError("Hash operation needs same schemas on arguments stream");
   std::vector<Field> out = passes::interleaveSlots(s.s1, *s.s2);
@@ -72,7 +70,7 @@ const StreamOperator kHash{
     .tail = tail,
     .demand = demand,
     .check = check,
-    .outputWidth = outputWidth,
+    .outputWidth = copiedOutputWidth,
     .schema = schema,
     .inputWidth = copiedInputWidth,
     .inputSlot = inputSlot,

@@ -91,8 +91,11 @@ const StreamOperator* streamOperator(Op op);
 // m(n) >= T for a monotone m (CompileError when it lies beyond 2^40).
 int64_t firstIndex(FnRef<int64_t(int64_t)> m, int64_t T, const Query& q);
 
-// A schema element for element of s1 (& % - >): its flat fields, each reading s1[i].
-std::vector<Field> copiedSchema(const Query& s1);
+// The pieces of the operators that copy s1's elements (& % - >), and of
+// those with nothing to check.
+std::vector<Field> copiedSchema(const Site& s, passes::FlatIndex&);  // s1's flat fields, each reading s1[i]
+int64_t copiedOutputWidth(const Site& s, FnRef<int64_t(const Query&)> widthOf);
+void noCheck(const Site&, passes::FlatIndex&);
 
 // The input record of & % - >: s1's flat elements.
 int64_t copiedInputWidth(const Site& s, passes::FlatIndex& flat);

@@ -31,11 +31,15 @@ int64_t firstIndex(FnRef<int64_t(int64_t)> m, int64_t T, const Query& q) {
   return hi;
 }
 
-std::vector<Field> copiedSchema(const Query& s1) {
-  std::vector<Field> out = passes::flattenSchema(s1);
-  for (size_t i = 0; i < out.size(); ++i) out[i].program = {passes::indexRef(s1.id, int(i))};
+std::vector<Field> copiedSchema(const Site& s, passes::FlatIndex&) {
+  std::vector<Field> out = passes::flattenSchema(s.s1);
+  for (size_t i = 0; i < out.size(); ++i) out[i].program = {passes::indexRef(s.s1.id, int(i))};
   return out;
 }
+
+int64_t copiedOutputWidth(const Site& s, FnRef<int64_t(const Query&)> widthOf) { return widthOf(s.s1); }
+
+void noCheck(const Site&, passes::FlatIndex&) {}
 
 int64_t copiedInputWidth(const Site& s, passes::FlatIndex& flat) { return flat.width(s.s1); }
 

@@ -43,10 +43,6 @@ void check(const Site& s, passes::FlatIndex&) {
                        s.q.loc);
 }
 
-int64_t outputWidth(const Site& s, FnRef<int64_t(const Query&)> widthOf) { return widthOf(s.s1); }
-
-std::vector<Field> schema(const Site& s, passes::FlatIndex&) { return copiedSchema(s.s1); }
-
 }  // namespace
 
 const StreamOperator kSubtract{
@@ -57,8 +53,8 @@ const StreamOperator kSubtract{
     .tail = tail,
     .demand = demand,
     .check = check,
-    .outputWidth = outputWidth,
-    .schema = schema,
+    .outputWidth = copiedOutputWidth,
+    .schema = copiedSchema,
     .inputWidth = copiedInputWidth,
     .inputSlot = copiedInputSlot,
     .uniformInput = false,

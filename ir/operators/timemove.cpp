@@ -18,12 +18,6 @@ void demand(const Site& s, DemandFn need) {
   need(s.s1, s.q.tail - s.s1.tail + shift(s.op) + 1 + (s.s1.program.empty() ? 2 : 0));
 }
 
-void check(const Site&, passes::FlatIndex&) {}
-
-int64_t outputWidth(const Site& s, FnRef<int64_t(const Query&)> widthOf) { return widthOf(s.s1); }
-
-std::vector<Field> schema(const Site& s, passes::FlatIndex&) { return copiedSchema(s.s1); }
-
 }  // namespace
 
 const StreamOperator kTimemove{
@@ -33,9 +27,9 @@ const StreamOperator kTimemove{
     .origin = origin,
     .tail = tail,
     .demand = demand,
-    .check = check,
-    .outputWidth = outputWidth,
-    .schema = schema,
+    .check = noCheck,
+    .outputWidth = copiedOutputWidth,
+    .schema = copiedSchema,
     .inputWidth = copiedInputWidth,
     .inputSlot = copiedInputSlot,
     .uniformInput = false,

@@ -36,8 +36,6 @@ void demand(const Site& s, DemandFn need) {
   need(s.s1, passes::windowDemand(s.width1(), k, w, s.q.origin, s.q.tail, s.s1.tail) + (s.s1.program.empty() ? 2 : 1));
 }
 
-void check(const Site&, passes::FlatIndex&) {}
-
 int64_t outputWidth(const Site& s, FnRef<int64_t(const Query&)>) {
   if (auto* kw = std::get_if<std::pair<int32_t, int32_t>>(&s.op.v)) return std::abs(int64_t(kw->second));
   return 0;
@@ -70,7 +68,7 @@ const StreamOperator kWindow{
     .origin = origin,
     .tail = tail,
     .demand = demand,
-    .check = check,
+    .check = noCheck,
     .outputWidth = outputWidth,
     .schema = schema,
     .inputWidth = inputWidth,
