@@ -22,23 +22,36 @@ using ir::val::u128;
 
 namespace {
 
-// One lane group of ratAdd where every lane must round (the caller checks).
+// a + b as ratAdd forms it, and whether ratAdd finishes it in nearest64
+// (the sums the methods here replace; the others are left to ratAdd).
+struct WideSum {
+  bool neg, viaNearest;
+  uint64_t m, d;  // |numerator|, denominator
+};
+WideSum wideSum(Rat a, Rat b) {
+  const uint64_t lim = uint64_t(ir::val::kRatMax);
+  const __int128 n = __int128(a.num) * b.den + __int128(b.num) * a.den;
+  const u128 m = n < 0 ? u128(-n) : u128(n), d = u128(int64_t(a.den) * b.den);
+  const bool via = !(a.den == b.den || m == 0 || (m <= lim && d <= lim) || m >= u128(lim) * d);
+  return {n < 0, via, uint64_t(m), uint64_t(d)};
+}
+
+// One lane group of ratAdd, each lane that rounds by the method.
 template <int N, bool FloatQuotient>
 void addLanes(const Rat* a, const Rat* b, Rat* out) {
   const uint64_t lim = uint64_t(ir::val::kRatMax);
   uint64_t x[N], y[N], A[N], B[N], p0[N], q0[N], p1[N], q1[N];
   bool neg[N], alive[N], ended[N], exact[N], lane[N];
   for (int l = 0; l < N; ++l) {
-    const __int128 n = __int128(a[l].num) * b[l].den + __int128(b[l].num) * a[l].den;
-    const u128 m = n < 0 ? u128(-n) : u128(n), d = u128(int64_t(a[l].den) * b[l].den);
-    lane[l] = !(a[l].den == b[l].den || m == 0 || (m <= lim && d <= lim) || m >= u128(lim) * d);
+    const WideSum w = wideSum(a[l], b[l]);
+    lane[l] = w.viaNearest;
     if (!lane[l]) {
       out[l] = ir::val::ratAdd(a[l], b[l]);
       alive[l] = false;
       x[l] = y[l] = 1, p0[l] = q0[l] = p1[l] = q1[l] = 0;  // a lane at rest divides harmlessly
       continue;
     }
-    neg[l] = n < 0, A[l] = x[l] = uint64_t(m), B[l] = y[l] = uint64_t(d);
+    neg[l] = w.neg, A[l] = x[l] = w.m, B[l] = y[l] = w.d;
     p0[l] = 0, q0[l] = 1, p1[l] = 1, q1[l] = 0, alive[l] = true, ended[l] = exact[l] = false;
   }
   for (bool any = true; any;) {
@@ -114,14 +127,12 @@ void nearestSmall(uint64_t a, uint64_t b, uint64_t lim, uint64_t& P, uint64_t& Q
 
 // ratAdd with nearestSmall in place of nearest64.
 Rat addSmall(Rat x, Rat y) {
-  const uint64_t lim = uint64_t(ir::val::kRatMax);
-  const __int128 n = __int128(x.num) * y.den + __int128(y.num) * x.den;
-  const u128 m = n < 0 ? u128(-n) : u128(n), d = u128(int64_t(x.den) * y.den);
-  if (x.den == y.den || m == 0 || (m <= lim && d <= lim) || m >= u128(lim) * d) return ir::val::ratAdd(x, y);
+  const WideSum w = wideSum(x, y);
+  if (!w.viaNearest) return ir::val::ratAdd(x, y);
   uint64_t P, Q;
   bool exact;
-  nearestSmall(uint64_t(m), uint64_t(d), lim, P, Q, exact);
-  return ir::val::ratOfNearest(n < 0, P, Q, exact);
+  nearestSmall(w.m, w.d, uint64_t(ir::val::kRatMax), P, Q, exact);
+  return ir::val::ratOfNearest(w.neg, P, Q, exact);
 }
 
 double seconds(std::chrono::steady_clock::time_point t0) {

@@ -87,6 +87,16 @@ struct StreamOperator {
 // The operator of a FROM program's last token; nullptr for a token that is none.
 const StreamOperator* streamOperator(Op op);
 
+// A stream's operator and operands, looked up by name (RefError when one is
+// missing). `so` is nullptr for a copy of its one operand or a token that is
+// no operator.
+struct Operands {
+  const StreamOperator* so;
+  const Query& s1;
+  const Query* s2;  // binary operators only
+};
+Operands operandsOf(const Plan& p, const Query& q);
+
 // Shared by the index maps of the origin rules: the smallest n >= 0 with
 // m(n) >= T for a monotone m (CompileError when it lies beyond 2^40).
 int64_t firstIndex(FnRef<int64_t(int64_t)> m, int64_t T, const Query& q);

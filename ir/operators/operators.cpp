@@ -14,6 +14,13 @@ const StreamOperator* streamOperator(Op op) {
   return nullptr;
 }
 
+Operands operandsOf(const Plan& p, const Query& q) {
+  const Query& s1 = p.get(std::get<std::string>(q.program[0].v));
+  const StreamOperator* so = q.program.size() > 1 ? streamOperator(q.program.back().op) : nullptr;
+  const Query* s2 = so && so->binary ? &p.get(std::get<std::string>(q.program[1].v)) : nullptr;
+  return {so, s1, s2};
+}
+
 int64_t firstIndex(FnRef<int64_t(int64_t)> m, int64_t T, const Query& q) {
   if (T <= 0) return 0;
   if (m(0) >= T) return 0;

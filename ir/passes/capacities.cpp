@@ -49,14 +49,12 @@ void computeRequiredCapacities(Plan& p) {
   for (auto& q : p.queries) {
     if (q.program.empty()) continue;
     if (!cap.count(q.id)) cap[q.id] = 1;
-    const Query& s1 = p.get(std::get<std::string>(q.program[0].v));
-    if (q.program.size() > 1)
-      if (const ops::StreamOperator* so = ops::streamOperator(q.program.back().op)) {
-        const Query* s2 = so->binary ? &p.get(std::get<std::string>(q.program[1].v)) : nullptr;
-        auto width1 = [&] { return flat.width(s1); };
-        auto need = [&](const Query& s, int64_t records) { demand(s.id, records); };
-        so->demand(ops::Site{q, q.program.back(), s1, s2, width1}, need);
-      }
+    const auto [so, s1, s2] = ops::operandsOf(p, q);
+    if (so) {
+      auto width1 = [&] { return flat.width(s1); };
+      auto need = [&](const Query& s, int64_t records) { demand(s.id, records); };
+      so->demand(ops::Site{q, q.program.back(), s1, s2, width1}, need);
+    }
     for (auto& r : q.rules)
       if (r.action == RuleAction::DUMP && r.dumpFrom < 0) {
         demand(s1.id, -int64_t(r.dumpFrom));

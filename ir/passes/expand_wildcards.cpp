@@ -12,12 +12,10 @@ namespace {
 template <class F>
 auto withSite(const Plan& p, const Query& q, F f) {
   const Token& op = q.program.back();
-  const ops::StreamOperator* so = ops::streamOperator(op.op);
+  const auto [so, s1, s2] = ops::operandsOf(p, q);
   if (!so)
     throw FatalError(std::string("compiler: undefined stream token command in combine function: str=") +
                      textForm(q.program[0].v) + " cmd=" + opName(op.op));
-  const Query& s1 = p.get(std::get<std::string>(q.program[0].v));
-  const Query* s2 = so->binary ? &p.get(std::get<std::string>(q.program[1].v)) : nullptr;
   auto width1 = [&] { return flatWidth(s1); };
   return f(*so, ops::Site{q, op, s1, s2, width1});
 }

@@ -14,8 +14,6 @@ namespace {
 
 using R = Rational;
 
-const std::string& src(const Query& q, size_t i) { return std::get<std::string>(q.program[i].v); }
-
 // Values already computed, by plan position, and flat widths once needed.
 struct Values {
   const Plan& p;
@@ -33,12 +31,10 @@ struct Values {
 // The operator's rule over the operands' values so far.
 template <class Rule>
 int64_t sweepRule(const Plan& p, const Query& q, const Values& V, Rule rule, const char* what) {
-  const Query& s1 = p.get(src(q, 0));
+  const auto [so, s1, s2] = ops::operandsOf(p, q);
   if (q.program.size() == 1) return V.at(s1);
   const Token& op = q.program.back();
-  const ops::StreamOperator* so = ops::streamOperator(op.op);
   if (!so) throw FatalError(std::string("compiler::") + what + ": unsupported operator " + opName(op.op));
-  const Query* s2 = so->binary ? &p.get(src(q, 1)) : nullptr;
   auto width1 = [&] { return V.flat(s1); };
   return rule(*so)(ops::SweepSite{ops::Site{q, op, s1, s2, width1}, V.at(s1), s2 ? V.at(*s2) : 0});
 }

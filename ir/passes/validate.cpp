@@ -263,12 +263,10 @@ void validateConstraints(const Plan& p) {
     if (q.program.empty()) continue;
     if (q.program.size() == 1) continue;  // a copy of its one operand
     const Token& op = q.program.back();
-    const ops::StreamOperator* so = ops::streamOperator(op.op);
+    const auto [so, s1, s2] = ops::operandsOf(p, q);
     if (!so)
       throw FatalError(std::string("compiler::validateConstraints: unsupported command '") + opName(op.op) +
                        "' for query '" + q.id + "'");
-    const Query& s1 = p.get(std::get<std::string>(q.program[0].v));
-    const Query* s2 = so->binary ? &p.get(std::get<std::string>(q.program[1].v)) : nullptr;
     auto width1 = [&] { return flat.width(s1); };
     so->check(ops::Site{q, op, s1, s2, width1}, flat);
   }
