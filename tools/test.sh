@@ -32,9 +32,10 @@ if [ "${RDB_SANITIZE:-1}" != 0 ]; then
      ninja -C "$SAN" test/unit_tests test/engine_tests tools/xretractor tools/xqry >"$SAN-build.log" 2>&1; then
     # LLVM keeps its global state until exit: leak reports come from there, not from us.
     # The JIT/VM differential runs its full 10,000 programs in the release build; 2,000 here.
+    # One process at a time: side by side under ASan, the DEVICE TIMEOUT test missed its pauses.
     RDB_DIFF_PROGRAMS=${RDB_DIFF_PROGRAMS:-2000} ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:halt_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$PWD/test/sanitizers/ubsan.supp \
-      meson test -C "$SAN" --no-rebuild --print-errorlogs --num-processes 2 --timeout-multiplier 3 \
+      meson test -C "$SAN" --no-rebuild --print-errorlogs --num-processes 1 --timeout-multiplier 3 \
         unit engine engine-oracles cli-errors
     src=$?
     [ $src -ne 0 ] && rc=$src
