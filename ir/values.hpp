@@ -42,6 +42,10 @@ inline uint64_t& ratRounded() {
 namespace detail {
 
 inline uint64_t gcd64(uint64_t a, uint64_t b) {
+  // Parts of very different size (a sum over a count): one remainder first,
+  // so the binary steps run on small numbers only.
+  if ((a >> 8) > b && b != 0) a %= b;
+  else if ((b >> 8) > a && a != 0) b %= a;
   if (a == 0) return b;
   if (b == 0) return a;
   int s = __builtin_ctzll(a | b);
@@ -183,8 +187,13 @@ inline Rat ratFromParts(bool neg, u128 a, u128 b, uint64_t lim = uint64_t(kRatMa
     else detail::nearest64(uint64_t(a), uint64_t(b), lim, P, Q, exact);
     return ratOfNearest(neg, P, Q, exact);
   }
-  u128 g = detail::gcd128(a, b);
-  if (g > 1) a /= g, b /= g;
+  if ((a >> 64) == 0 && (b >> 64) == 0) {  // 64-bit parts: 64-bit divisions (no 128-bit library call)
+    const uint64_t g = detail::gcd64(uint64_t(a), uint64_t(b));
+    if (g > 1) a = uint64_t(a) / g, b = uint64_t(b) / g;
+  } else {
+    const u128 g = detail::gcd128(a, b);
+    if (g > 1) a /= g, b /= g;
+  }
   uint64_t P, Q;
   if (a <= lim && b <= lim) {
     P = uint64_t(a), Q = uint64_t(b);

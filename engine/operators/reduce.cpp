@@ -185,7 +185,22 @@ struct ReduceOp {
   bool foldInt32s(const uint8_t* d, const uint8_t* nl, uint8_t* in) {
     IntFold f;
     const int64_t ne = int64_t(a.out.elems.size());
-    if (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG) {  // no minimum or maximum to track
+    int64_t nulls = 0;
+    for (int64_t i = 0; i < ne; ++i) nulls += nl[i] != 0;
+    if (nulls == 0 && (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG)) {
+      // No NULL (the common record): loops without a test per element, which vectorise.
+      for (int64_t i = 0; i < ne; ++i) {
+        int32_t v;
+        memcpy(&v, d + 4 * i, 4);
+        f.sum += v;
+      }
+      for (int64_t i = 0; i < ne; ++i) {
+        int32_t v;
+        memcpy(&v, d + 4 * i, 4);
+        f.sumAbs += std::abs(int64_t(v));
+      }
+      f.present = ne;
+    } else if (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG) {  // no minimum or maximum to track
       for (int64_t i = 0; i < ne; ++i) {
         int32_t v;
         memcpy(&v, d + 4 * i, 4);
@@ -221,17 +236,20 @@ struct ReduceOp {
     Stream::Running& r = s.running;
     const int64_t L = w.lo(n), H = w.hi(n);
     const bool sliding = ints && (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG);
-    if (!sliding || !w.settled(L, H, j)) {
-      r.valid = false;
-      return fold<T>(op, ints, w.W, elem, t, in);
-    }
-    w.slide(r, L, H, j, [&r](const uint8_t* v, bool isNull, const ir::Element* se, int sign) {
+    auto move = [&r](const uint8_t* v, bool isNull, const ir::Element* se, int sign) {
       if (!v || isNull) return;
       const int64_t x = intAt(v, se->type);
       r.sum += sign * x;
       r.sumAbs += sign * (x < 0 ? -x : x);
       r.present += sign;
-    });
+    };
+    if (!sliding || !w.slideOne(r, L, H, j, move)) {
+      if (!sliding || !w.settled(L, H, j)) {
+        r.valid = false;
+        return fold<T>(op, ints, w.W, elem, t, in);
+      }
+      w.slide(r, L, H, j, move);
+    }
     if (r.present == 0) return false;
     IntFold f;
     f.sum = r.sum;

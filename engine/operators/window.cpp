@@ -67,6 +67,15 @@ struct WindowOp {
         if (size == 4 && h.elems == 1 && p0 - (w.W - 1) >= 0) {  // one stretch of the ring, newest last
           const uint8_t* src = h.data.data() + p0 * h.rec;
           const uint8_t* nsrc = h.nulls.data() + p0;
+          const int64_t W = w.W;  // a local: the stores below cannot change it
+          const uint8_t* oldest = nsrc - (W - 1);
+          uint8_t nulls = 0;
+          for (int64_t i = 0; i < W; ++i) nulls |= oldest[i];
+          if (nulls == 0 && h.rec == 4) {  // no NULL (the common record): a reversed word copy
+            for (int64_t i = 0; i < W; ++i) memcpy(out + i * 4, src - i * 4, 4);
+            memset(outNull, 0, size_t(W));
+            return;
+          }
           for (int64_t i = 0; i < w.W; ++i) {
             const uint8_t isNull = nsrc[-i] != 0;
             uint32_t v;
@@ -206,9 +215,11 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
       const int64_t n = s.due - 1 - s.q->tail;
       if (n >= s.q->origin && n >= s.firstIndex) {
         const int64_t L = w.lo(n), H = w.hi(n);
-        if (w.settled(L, H, j)) {
-          w.slide(r, L, H, j,
-                  [&r](const uint8_t*, bool isNull, const ir::Element*, int sign) { r.nulls += isNull ? sign : 0; });
+        auto move = [&r](const uint8_t*, bool isNull, const ir::Element*, int sign) { r.nulls += isNull ? sign : 0; };
+        if (w.slideOne(r, L, H, j, move)) {
+          // one element left, one entered
+        } else if (w.settled(L, H, j)) {
+          w.slide(r, L, H, j, move);
         } else {
           r.valid = false;
         }

@@ -8,7 +8,8 @@
 
 namespace engine::ops {
 
-inline int64_t floorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+// b == 1 (one element a record, the common window) skips the division.
+inline int64_t floorDiv(int64_t a, int64_t b) { return b == 1 ? a : a >= 0 ? a / b : -((-a + b - 1) / b); }
 
 struct WindowShape {
   const Stream* a = nullptr;  // the producer
@@ -88,6 +89,29 @@ struct WindowShape {
     }
     r.lo = L;
     r.hi = H;
+  }
+  // slide() for one-element records moving by one record (the common
+  // window), with no division or search: false, with nothing changed, unless
+  // [L, H] is settled, follows the folded positions by one, and the leaving
+  // record is still in the ring (slide() handles every other case).
+  template <class F>
+  bool slideOne(Stream::Running& r, int64_t L, int64_t H, int j, F&& f) const {
+    if (this->F != 1 || k != 1 || !r.valid || r.lo != L - 1 || r.hi != H - 1) return false;
+    const History& h = a->hist;
+    const int64_t vis = a->vis[size_t(j)], il = L - h.base, ih = H - h.base, io = il - 1;
+    if (ih >= vis || std::max<int64_t>(il, 0) < vis - h.window) return false;  // not settled
+    if (io >= 0 && (io >= h.count || io < h.count - h.cap)) return false;      // left the ring
+    const ir::Element* e = &a->out.elems[0];
+    auto at = [&](int64_t i, int sign) {  // i < 0: before the first record, an absent (NULL) element
+      if (i < 0) return f(nullptr, true, e, sign);
+      const int64_t p = h.pos(i);
+      f(h.data.data() + p * h.rec + e->offset, h.nulls[size_t(p * h.elems)] != 0, e, sign);
+    };
+    at(io, -1);
+    at(ih, +1);
+    r.lo = L;
+    r.hi = H;
+    return true;
   }
   // The same for a reader that sees `visible` records of the producer.
   const uint8_t* elementSeen(int64_t pos, int64_t visible, bool& isNull, const ir::Element*& e) const {
