@@ -96,6 +96,18 @@ for run in 1 2 3 4 5; do  # the target holds in each run, not on average
   RATIOS="$RATIOS $(ratio "$T1_WALL" "$T2_WALL")"
 done
 SCHED=$(grep '^scheduler:' "$W/two-2.out" | sed 's/^scheduler: //')
+PH1=$(grep '^processed' "$W/two-1.out" | sed 's/^processed [0-9]* slots //')
+PH2=$(grep '^processed' "$W/two-2.out" | sed 's/^processed [0-9]* slots //')
+# The machine's own ceiling for this work: each pipeline as its own engine
+# process, alone and then both at once (own storage and service socket).
+{ echo "STORAGE 'o1'"; grep -E "STREAM (A|qa|wa|ra)( |,)" two.rql; } > one1.rql
+{ echo "STORAGE 'o2'"; grep -E "STREAM (B|qb|wb|rb)( |,)" two.rql; } > one2.rql
+rm -rf o1 o2 && mkdir o1 o2 && mkdir -p t2
+cpu one-alone "$XR" one1.rql --no-clock --until-eof --threads 1; ONE_WALL=$WALL
+rm -rf o1 o2 && mkdir o1 o2
+cpu two-procs bash -c "\"$XR\" one1.rql --no-clock --until-eof --threads 1 & TMPDIR=$W/t2 \"$XR\" one2.rql --no-clock --until-eof --threads 1; wait"
+PROCS_WALL=$WALL
+cmp o1/ra serial/ra && cmp o2/rb serial/rb
 fresh; cpu two-d "$XR" two.rql --no-clock --until-eof; TD_WALL=$WALL; TD_CPU=$CPU
 echo
 echo "| two independent pipelines (4,000,000 records each), last of 5 runs | wall | CPU |"
@@ -105,6 +117,8 @@ echo "| --threads 2 | $T2_WALL s | $T2_CPU s |"
 echo "| default threads | $TD_WALL s | $TD_CPU s |"
 echo
 echo "--threads 2 / --threads 1 wall-clock speed in 5 runs:$RATIOS; outputs identical; scheduler: $SCHED"
+echo "Run loop and close (-v): --threads 1 $PH1; --threads 2 $PH2."
+echo "The machine's ceiling: one pipeline alone as its own process $ONE_WALL s, the two as two processes at once $PROCS_WALL s: $(ratio "$(awk -v a="$ONE_WALL" 'BEGIN { print 2 * a }')" "$PROCS_WALL")x for twice the work; the engine's --threads 2 run took $(ratio "$T2_WALL" "$PROCS_WALL") of the two processes' wall time."
 
 # 4. clocked slot lateness, 10 kHz, one core
 cp "$ROOT"/examples/*.txt .
