@@ -185,9 +185,11 @@ struct ReduceOp {
   bool foldInt32s(const uint8_t* d, const uint8_t* nl, uint8_t* in) {
     IntFold f;
     const int64_t ne = int64_t(a.out.elems.size());
+    const bool additive = op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG;
     int64_t nulls = 0;
-    for (int64_t i = 0; i < ne; ++i) nulls += nl[i] != 0;
-    if (nulls == 0 && (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG)) {
+    if (additive)
+      for (int64_t i = 0; i < ne; ++i) nulls += nl[i] != 0;
+    if (additive && nulls == 0) {
       // No NULL (the common record): loops without a test per element, which vectorise.
       for (int64_t i = 0; i < ne; ++i) {
         int32_t v;
@@ -200,7 +202,7 @@ struct ReduceOp {
         f.sumAbs += std::abs(int64_t(v));
       }
       f.present = ne;
-    } else if (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG) {  // no minimum or maximum to track
+    } else if (additive) {  // no minimum or maximum to track
       for (int64_t i = 0; i < ne; ++i) {
         int32_t v;
         memcpy(&v, d + 4 * i, 4);
@@ -243,11 +245,13 @@ struct ReduceOp {
       r.sumAbs += sign * (x < 0 ? -x : x);
       r.present += sign;
     };
-    if (!sliding || !w.slideOne(r, L, H, j, move)) {
-      if (!sliding || !w.settled(L, H, j)) {
-        r.valid = false;
-        return fold<T>(op, ints, w.W, elem, t, in);
-      }
+    auto whole = [&] {  // no running sum: fold the window's elements
+      r.valid = false;
+      return fold<T>(op, ints, w.W, elem, t, in);
+    };
+    if (!sliding) return whole();
+    if (!w.slideOne(r, L, H, j, move)) {
+      if (!w.settled(L, H, j)) return whole();
       w.slide(r, L, H, j, move);
     }
     if (r.present == 0) return false;

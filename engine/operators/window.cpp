@@ -216,12 +216,9 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
       if (n >= s.q->origin && n >= s.firstIndex) {
         const int64_t L = w.lo(n), H = w.hi(n);
         auto move = [&r](const uint8_t*, bool isNull, const ir::Element*, int sign) { r.nulls += isNull ? sign : 0; };
-        if (w.slideOne(r, L, H, j, move)) {
-          // one element left, one entered
-        } else if (w.settled(L, H, j)) {
-          w.slide(r, L, H, j, move);
-        } else {
-          r.valid = false;
+        if (!w.slideOne(r, L, H, j, move)) {  // the common case: one element left, one entered
+          if (w.settled(L, H, j)) w.slide(r, L, H, j, move);
+          else r.valid = false;
         }
         if (r.valid && r.nulls == 0) {
           ++present;

@@ -63,8 +63,8 @@ struct WindowShape {
   // for each element that leaves, as it was read when it entered, and
   // f(..., +1) for each that enters. It starts afresh when [L, H] does not
   // follow the folded positions or the ring no longer holds what leaves.
-  template <class F>
-  void slide(Stream::Running& r, int64_t L, int64_t H, int j, F&& f) const {
+  template <class Fn>
+  void slide(Stream::Running& r, int64_t L, int64_t H, int j, Fn&& f) const {
     auto restart = [&] {
       r = Stream::Running{};
       r.valid = true;
@@ -93,10 +93,11 @@ struct WindowShape {
   // slide() for one-element records moving by one record (the common
   // window), with no division or search: false, with nothing changed, unless
   // [L, H] is settled, follows the folded positions by one, and the leaving
-  // record is still in the ring (slide() handles every other case).
-  template <class F>
-  bool slideOne(Stream::Running& r, int64_t L, int64_t H, int j, F&& f) const {
-    if (this->F != 1 || k != 1 || !r.valid || r.lo != L - 1 || r.hi != H - 1) return false;
+  // record is still in the ring (slide() handles every other case). A
+  // window has at least one record, so the leaving one is never the entering one.
+  template <class Fn>
+  bool slideOne(Stream::Running& r, int64_t L, int64_t H, int j, Fn&& f) const {
+    if (F != 1 || k != 1 || !r.valid || r.lo != L - 1 || r.hi != H - 1) return false;
     const History& h = a->hist;
     const int64_t vis = a->vis[size_t(j)], il = L - h.base, ih = H - h.base, io = il - 1;
     if (ih >= vis || std::max<int64_t>(il, 0) < vis - h.window) return false;  // not settled
