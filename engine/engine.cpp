@@ -112,6 +112,14 @@ void Engine::Impl::prepare() {
       if (s->fusedInto)
         fprintf(stdout, "fusion: window %s is not materialised; %s reads its producer in place\n", s->q->id.c_str(),
                 s->fusedInto->q->id.c_str());
+  // Chains need native code: none under --interpret.
+  if (opt.chains && !opt.interpret) chains = ops::findChains(computed, streams);
+  if (opt.verbose)
+    for (auto& c : chains) {
+      std::string names;
+      for (auto* m : c->members) names += (names.empty() ? "" : " -> ") + m->q->id;
+      fprintf(stdout, "chain: %s compiled as one loop\n", names.c_str());
+    }
   // Zero step: every source reads its record 0 straight into its history.
   for (auto* s : declared) readRecord(*s);
   // HOLD: a consumer there from the start sees the zero step's zeros, then the

@@ -33,6 +33,7 @@ struct Options {
   bool interpret = false;  // run field programs on the VM even when the JIT is built
   bool stopOnKey = false;  // a byte on a terminal stdin stops the run (xretractor without -k)
   int blockSlots = 0;      // most slots run as one block (0: the engine's default; 1: slot by slot)
+  bool chains = true;      // compile chains of streams as one function each (JIT only)
   bool fuse = true;        // fold VOLATILE windows into their reducer without materialising them
   // JIT tiers: 0 quick code first, optimised code once the run has lasted a
   // moment (default); 1 quick code only; 2 optimised code from the start.

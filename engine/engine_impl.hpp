@@ -78,6 +78,7 @@ struct Engine::Impl {
   bool stopSeen = false;                        // a run ended on its stop request (the sinks' drain is later)
   int64_t blockRecordBytes = 0;                 // one record of every stream (data and flags)
   Block block;
+  std::vector<std::shared_ptr<Chain>> chains;  // the plan's, found at set-up
   CommandPool commands;
   std::unique_ptr<tbb::global_control> threadLimit;
   std::unique_ptr<tbb::flow::graph> graph;

@@ -12,7 +12,8 @@ void JitWorker::compileJob(jit::Jit& j, Job& job) {
   std::vector<jit::Request> reqs;
   for (size_t i = 0; i < job.items.size(); ++i) {
     Item& it = job.items[i];
-    reqs.push_back({job.unit + "_" + std::to_string(i), &it.prog, &it.in, &it.out, it.block, it.operands});
+    reqs.push_back({job.unit + "_" + std::to_string(i), &it.prog, &it.in, &it.out, it.block, it.operands,
+                    it.chain.empty() ? nullptr : &it.chain, it.chainExternals});
   }
   auto t0 = std::chrono::steady_clock::now();
   auto res = j.compile(job.unit, reqs, job.tier);
@@ -20,6 +21,7 @@ void JitWorker::compileJob(jit::Jit& j, Job& job) {
   for (size_t i = 0; i < res.size(); ++i) {
     job.items[i].fn = res[i].fn;
     job.items[i].blockFn = res[i].block;
+    job.items[i].chainFn = res[i].chain;
     job.items[i].why = res[i].why;
   }
 }

@@ -32,8 +32,11 @@ class JitWorker : public std::enable_shared_from_this<JitWorker> {
     ir::Layout in, out;
     bool block = false;         // a stream step (jit::BlockFn) over these operands
     std::vector<int> operands;  // first input element of each operand (block form)
+    std::vector<jit::ChainStep> chain;  // set: a chain whose last member is `serial`
+    int chainExternals = 0;
     jit::FieldFn fn = nullptr;
     jit::BlockFn blockFn = nullptr;
+    jit::ChainFn chainFn = nullptr;
     std::string why;
   };
   struct Job {

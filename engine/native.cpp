@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "engine/engine_impl.hpp"
+#include "engine/operators/operators.hpp"
 #if RDB_WITH_JIT
 #include "jit/jit.hpp"
 #endif
@@ -58,6 +59,35 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
         job.items.push_back(std::move(it));
       }
     }
+  // The plan's chains, each one function.
+  if (unit == "plan")
+    for (auto& c : chains) {
+      JitWorker::Item it;
+      it.serial = c->members.back()->serial;
+      it.chainExternals = int(c->externals.size());
+      for (size_t m = 0; m < c->members.size(); ++m) {
+        const Stream& s = *c->members[m];
+        jit::ChainStep st;
+        st.kind = ops::chainFold(s) ? jit::ChainStep::Kind::Fold : jit::ChainStep::Kind::Map;
+        st.program = s.program.bytecode;
+        st.in = s.in;
+        st.out = s.out;
+        for (size_t k = 0; k < s.srcs.size(); ++k) {
+          int from = -1;
+          for (size_t e = 0; e < c->externals.size(); ++e)
+            if (c->externals[e].member == int(m) && c->externals[e].operand == int(k)) from = int(e);
+          st.from.push_back(from);
+        }
+        if (st.kind == jit::ChainStep::Kind::Fold) {
+          st.fold = s.q->program.back().op;
+          st.foldElems = int(streams[size_t(s.srcs[0])]->out.elems.size());
+        } else {
+          st.bases = s.slotBase;
+        }
+        it.chain.push_back(std::move(st));
+      }
+      job.items.push_back(std::move(it));
+    }
   if (background) {
     jitw->submit(std::move(job));
     return;
@@ -93,6 +123,12 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
       if (f == bySerial.end()) continue;
       Stream& s = *f->second;
       used = true;
+      if (!it.chain.empty()) {
+        if (s.chain && s.chain->members.back() == &s) s.chain->native = it.chainFn;
+        if (!it.chainFn && opt.verbose && job.tier != jit::Tier::Optimised)
+          fprintf(stdout, "chain ending at %s runs stream by stream: %s\n", s.q->id.c_str(), it.why.c_str());
+        continue;
+      }
       if (it.rule < 0) {
         ++programs;
         s.program.native = it.blockFn;

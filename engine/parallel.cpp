@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "engine/engine_impl.hpp"
+#include "engine/operators/operators.hpp"
 
 namespace engine {
 
@@ -67,6 +68,10 @@ void Engine::Impl::buildGraph() {
 void Engine::Impl::runStream(Stream& s) {
   if (s.removed) return;
   BlockCtx ctx{block, streams};
+  if (s.chain && s.chain->native) {  // the last member runs the chain; the others wait for it
+    if (s.chain->members.back() == &s) ops::chainStep(ctx, *s.chain);
+    return;
+  }
   s.step(ctx, s);
 }
 

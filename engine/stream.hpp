@@ -32,6 +32,31 @@ struct Block {
 
 struct Stream;
 struct BlockCtx;
+
+// A chain: computed streams where each but the last is read by the next one
+// alone, with the same interval and tail, compiled as one function
+// (engine/operators/chain.cpp). Every member is still written to its ring;
+// the last member's turn runs them all, record by record, once the code is
+// adopted (until then, and in blocks the code cannot take, each member runs
+// its own step).
+struct Chain {
+  std::vector<Stream*> members;
+  struct External {
+    int member, operand;  // members[member] reads this operand from outside the chain
+  };
+  std::vector<External> externals;
+  // jit::ChainFn; the fold callback is ops::foldIntegerRecord.
+  using FoldFn = void (*)(int32_t, int32_t, const uint8_t*, const uint8_t*, int64_t, uint8_t*);
+  using Fn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t* const*, uint8_t* const*, int64_t,
+                      uint64_t*, const uint64_t*, FoldFn);
+  Fn native = nullptr;
+  // Scratch of a run: external record pointers, the members' output runs and roundings.
+  std::vector<const uint8_t*> ext, extNull;
+  std::vector<uint8_t*> outs, outNulls;
+  std::vector<uint64_t> rounded;
+  std::vector<int64_t> startCount;
+  std::vector<int> upTo;
+};
 // One stream's work over a block (chosen once per stream at set-up).
 using StepFn = void (*)(BlockCtx&, Stream&);
 
@@ -80,6 +105,7 @@ struct Stream {
   Stream* fusedInto = nullptr;    // set on the window
   Stream* fusedWindow = nullptr;  // set on the reader
   std::vector<int> fusedLoads;    // a SELECT reader: the window elements its program loads
+  std::shared_ptr<Chain> chain;  // set on every member of a chain
   // stored artifacts: data store and NULL index (a VOLATILE stream has no store)
   storage::FamilyStores files;
   int metaBits = 0;

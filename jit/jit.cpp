@@ -98,6 +98,16 @@ bool Jit::supports(const vm::Program& p, std::string& why) {
 
 namespace {
 
+// False (with `why`, the function removed) when the verifier refuses fn.
+bool verified(llvm::Function& fn, std::string& why) {
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (!llvm::verifyFunction(fn, &es)) return true;
+  why = "LLVM verifier: " + es.str();
+  fn.eraseFromParent();
+  return false;
+}
+
 // Defines request r's function in M: false (with `why`) when it cannot be lowered.
 bool define(llvm::Module& M, IRBuilder<>& B, const Request& r, std::string& why) {
   llvm::LLVMContext& C = M.getContext();
@@ -152,14 +162,7 @@ bool define(llvm::Module& M, IRBuilder<>& B, const Request& r, std::string& why)
       B.SetInsertPoint(exit);
     }
     B.CreateRetVoid();
-    std::string err;
-    llvm::raw_string_ostream es(err);
-    if (llvm::verifyFunction(*fn, &es)) {
-      why = "LLVM verifier: " + es.str();
-      fn->eraseFromParent();
-      return false;
-    }
-    return true;
+    return verified(*fn, why);
   } catch (const Unsupported& e) {
     why = e.what();
     fn->eraseFromParent();
@@ -195,8 +198,16 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
   mod->setTargetTriple(lljit.getTargetTriple().str());
   IRBuilder<> B(*ctx);
   std::vector<bool> lowered(reqs.size(), false);
-  for (size_t i = 0; i < reqs.size(); ++i)
-    lowered[i] = supports(*reqs[i].program, results[i].why) && define(*mod, B, reqs[i], results[i].why);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    if (!reqs[i].chain) {
+      lowered[i] = supports(*reqs[i].program, results[i].why) && define(*mod, B, reqs[i], results[i].why);
+      continue;
+    }
+    bool ok = true;
+    for (auto& s : *reqs[i].chain) ok = ok && supports(s.program, results[i].why);
+    lowered[i] = ok && defineChain(*mod, B, reqs[i].name, *reqs[i].chain, reqs[i].chainExternals, results[i].why) &&
+                 verified(*mod->getFunction(reqs[i].name), results[i].why);
+  }
   if (tier == Tier::Optimised) optimise(*mod);
   auto rt = lljit.getMainJITDylib().createResourceTracker();
   if (auto err = lljit.addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
@@ -213,7 +224,8 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
       results[i].why = llvm::toString(sym.takeError());
       continue;
     }
-    if (reqs[i].block) results[i].block = sym->toPtr<BlockFn>();
+    if (reqs[i].chain) results[i].chain = sym->toPtr<ChainFn>();
+    else if (reqs[i].block) results[i].block = sym->toPtr<BlockFn>();
     else results[i].fn = sym->toPtr<FieldFn>();
   }
   return results;

@@ -24,6 +24,36 @@ using FieldFn = void (*)(const uint8_t*, const uint8_t*, uint8_t*, uint8_t*);
 // writes output record i at out + i*recordSize (the stream's history ring).
 using BlockFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t*, uint8_t*, int64_t);
 
+// A chain: streams where each reads the one before it, run record by record
+// in one function, each record's values passed on in registers (see
+// docs/architecture.md, "Pipeline compilation").
+// void chain(const uint8_t* const* ext, const uint8_t* const* extNulls,
+//            uint8_t* const* outs, uint8_t* const* outNulls, int64_t count,
+//            uint64_t* rounded, const uint64_t* threadRounded, FoldFn slowFold)
+// Record i reads external record e at ext[i*E + e]; step m writes its record
+// i at outs[m] + i*recordSize (its history ring) and adds the roundings its
+// code made (*threadRounded, the thread's counter) to rounded[m].
+using FoldFn = void (*)(int32_t op, int32_t type, const uint8_t* data, const uint8_t* nulls, int64_t count,
+                        uint8_t* out);
+using ChainFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t* const*, uint8_t* const*, int64_t,
+                         uint64_t*, const uint64_t*, FoldFn);
+
+// One stream of a chain.
+struct ChainStep {
+  enum class Kind { Map, Fold };
+  Kind kind = Kind::Map;
+  vm::Program program;
+  ir::Layout in, out;
+  // Operand k: the previous step's record (from[k] < 0) or external record from[k].
+  // Map: operand k's record lies unchanged at input element bases[k].
+  std::vector<int> from, bases;
+  // Fold: .sumc .avg .min .max (ir::Op) over the INTEGER elements (4 bytes
+  // each, end to end) of its one operand, into the input element's type; an
+  // integer sum beyond that type's exact range calls slowFold.
+  ir::Op fold = ir::Op::STREAM_SUM;
+  int foldElems = 0;
+};
+
 struct Request {
   std::string name;  // unique symbol name within the unit
   const vm::Program* program;
@@ -33,11 +63,14 @@ struct Request {
   // one operand, the whole input record.
   bool block = false;
   std::vector<int> operands;
+  const std::vector<ChainStep>* chain = nullptr;  // set: a chain (ChainFn), the fields above unused
+  int chainExternals = 0;                         // E
 };
 
 struct Result {
   FieldFn fn = nullptr;     // nullptr: run this one on the VM
   BlockFn block = nullptr;  // the block form, when asked for
+  ChainFn chain = nullptr;  // a chain
   std::string why;          // why not, when fn is null
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/layout.hpp"
+#include "jit/jit.hpp"
 #include "vm/vm.hpp"
 
 namespace jit {
@@ -31,6 +32,11 @@ struct Frame {
 // Appends the code of program p at B's insertion point; throws Unsupported.
 void lowerProgram(llvm::Module& M, llvm::IRBuilder<>& B, const vm::Program& p, const ir::Layout& in,
                   const ir::Layout& out, Frame& frame);
+
+// Defines a chain's function (jit.hpp, ChainFn) named `name` in M: false
+// (with `why`) when a step cannot be lowered.
+bool defineChain(llvm::Module& M, llvm::IRBuilder<>& B, const std::string& name, const std::vector<ChainStep>& steps,
+                 int externals, std::string& why);
 
 // The runtime helpers generated code calls, by symbol name.
 // One row a helper:

@@ -6,7 +6,7 @@ negative w; reducers over BYTE, INTEGER, UINT near 2^31 and 2^32-1, RATIONAL,
 FLOAT and DOUBLE; NULLs; chains window -> reducer -> window -> reducer; a
 window read by two streams; > + # & % - over different intervals; VOLATILE or
 not; TEXTFILE and BINFILE sources, ONESHOT, --until-eof; runs of 5 to 3000
-slots) is run slot by slot (--threads 1 --block 1 --no-fuse, the reference)
+slots) is run slot by slot (--threads 1 --block 1 --no-fuse --no-chains, the reference)
 and in other combinations of --block (1 2 3 7 64 513 4096, default), window
 fusion on/off, --threads 1/2 and JIT/--interpret. Every artifact must be
 byte-identical (.meta after its 8-byte creation time).
@@ -563,7 +563,7 @@ def gen_case(rng, theme):
 
 THEMES = ["fused_uint", "fused_int_multi", "byte", "rational", "float", "chain", "shared", "intervals", "operators",
           "mixed_byte"]
-REF = ["--threads", "1", "--block", "1", "--no-fuse"]
+REF = ["--threads", "1", "--block", "1", "--no-fuse", "--no-chains"]
 COMBOS = []
 for b, fuse, th, interp in itertools.product([1, 2, 3, 7, 64, 513, 4096, None], [True, False], [1, 2], [False, True]):
     # Two threads: independent pipelines side by side from the first block.

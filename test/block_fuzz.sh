@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Differential fuzz of block execution: a fixed-seed sample of ~30 generated
 # query sets (test/block_fuzz.py) run slot by slot (--threads 1 --block 1
-# --no-fuse, the reference) and in other combinations of --block, window
+# --no-fuse --no-chains, the reference) and in other combinations of --block, window
 # fusion, --threads 1/2 and JIT/--interpret; every artifact must be
 # byte-identical (.meta after its 8-byte creation time).
 #   test/block_fuzz.sh XRETRACTOR [block_fuzz.py options: --seed S --cases N --modes M --keep DIR -v]

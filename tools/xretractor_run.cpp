@@ -33,6 +33,7 @@ engine::Options engineOptions(const RunArgs& a) {
   opt.threads = a.threads;
   opt.blockSlots = a.blockSlots;
   opt.fuse = !a.noFuse;
+  opt.chains = !a.noChains;
   opt.forceParallel = a.parallel;
   opt.jitTier = a.jitTier == "quick" ? 1 : a.jitTier == "optimised" ? 2 : 0;
   opt.verbose = a.verbose;

@@ -33,6 +33,21 @@ StepFn setUpReduce(Stream& s, const Streams& streams);    // .avg .min .max .sum
 // The step of a reducer that folds its fused window (window.cpp sets it).
 StepFn fusedReduceStep(const Stream& reducer);
 
+// A reducer's fold of a record of `count` INTEGER elements (4 bytes each, end
+// to end) in `type`, element by element as the step folds: the chain's code
+// calls it when an integer sum leaves the type's exact range.
+void foldIntegerRecord(int32_t op, int32_t type, const uint8_t* data, const uint8_t* nulls, int64_t count,
+                       uint8_t* out);
+
+// Chains (chain.cpp): found once the plan's streams are set up and fused.
+std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams);
+// What kind of chain step a member is (a Map reads whole operand records in
+// place; a Fold is a reducer over a record of INTEGER elements).
+bool chainFold(const Stream& s);
+// The last member's turn: the chain over the block (each member's own step
+// when the code is not there or the block starts before a member's origin).
+void chainStep(BlockCtx& c, Chain& chain);
+
 // Whether the input form may be the operands' records in place: every
 // operand lies unchanged in the input record and the input has nothing else.
 bool pointersFit(const Stream& s, const Streams& streams);

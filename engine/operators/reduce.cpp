@@ -282,4 +282,18 @@ StepFn setUpReduce(Stream& s, const Streams&) {
 
 StepFn fusedReduceStep(const Stream& s) { return reduceStep<true>(s); }
 
+void foldIntegerRecord(int32_t op, int32_t type, const uint8_t* d, const uint8_t* nl, int64_t count, uint8_t* out) {
+  static const ir::Element kInteger{ir::Type::INTEGER, 0, 4, 0};
+  auto elem = [&](int64_t i, bool& isNull, const ir::Element*& se) {
+    se = &kInteger;
+    isNull = nl[i] != 0;
+    return d + 4 * i;
+  };
+  const auto o = ir::Op(op);
+  const auto t = ir::Type(type);
+  if (t == ir::Type::RATIONAL) foldT<Rat>(o, count, elem, t, out);
+  else if (t == ir::Type::FLOAT) foldT<float>(o, count, elem, t, out);
+  else foldT<double>(o, count, elem, t, out);
+}
+
 }  // namespace engine::ops

@@ -1,0 +1,224 @@
+// A chain's function (jit.hpp, ChainStep): the streams of a chain run record
+// by record in one loop. Each step's record goes to a stack slot that the
+// optimiser turns into registers, the next step reads it there, and it is
+// copied once to the step's history ring.
+#include <llvm/IR/Intrinsics.h>
+
+#include <limits>
+
+#include "lower.hpp"
+
+namespace jit {
+
+using llvm::IRBuilder;
+using llvm::Value;
+
+namespace {
+
+// The largest sum of magnitudes whose integer partial sums are all exact in t
+// (the engine's reducer folds in 64-bit integers below it, so does the chain).
+int64_t exactBound(ir::Type t) {
+  if (t == ir::Type::RATIONAL) return std::numeric_limits<int32_t>::max();
+  if (t == ir::Type::FLOAT) return int64_t(1) << 24;
+  return int64_t(1) << 53;
+}
+
+struct ChainLowering {
+  llvm::Module& M;
+  IRBuilder<>& B;
+  llvm::Function* fn;
+  llvm::LLVMContext& C;
+  llvm::Type* i64;
+
+  ChainLowering(llvm::Module& m, IRBuilder<>& b, llvm::Function* f)
+      : M(m), B(b), fn(f), C(m.getContext()), i64(b.getInt64Ty()) {}
+
+  llvm::BasicBlock* block(const char* name) { return llvm::BasicBlock::Create(C, name, fn); }
+  llvm::AllocaInst* slot(llvm::Type* t, uint64_t n, const char* name) {
+    IRBuilder<> E(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+    auto* a = E.CreateAlloca(t, E.getInt64(n), name);
+    a->setAlignment(llvm::Align(8));
+    return a;
+  }
+  Value* load64(Value* p) { return B.CreateLoad(i64, p); }
+
+  // The fold of step s over operand record (d, nl) into its input record
+  // (in: one element; inNull: its flag), as the engine's reducer folds a
+  // record of INTEGER elements.
+  void fold(const ChainStep& s, Value* d, Value* nl, Value* in, Value* inNull, Value* slowFold) {
+    const ir::Type t = s.in.elems[0].type;
+    const int64_t ne = s.foldElems;
+    auto* e = slot(i64, 1, "e");
+    auto* present = slot(i64, 1, "present");
+    auto* sum = slot(i64, 1, "sum");
+    auto* sumAbs = slot(i64, 1, "sumabs");
+    auto* lo = slot(i64, 1, "lo");
+    auto* hi = slot(i64, 1, "hi");
+    for (auto* a : {e, present, sum, sumAbs}) B.CreateStore(B.getInt64(0), a);
+    B.CreateStore(B.getInt64(uint64_t(std::numeric_limits<int64_t>::max())), lo);
+    B.CreateStore(B.getInt64(uint64_t(std::numeric_limits<int64_t>::min())), hi);
+    auto *head = block("fold"), *body = block("fold.elem"), *done = block("fold.done");
+    B.CreateBr(head);
+    B.SetInsertPoint(head);
+    Value* ev = load64(e);
+    B.CreateCondBr(B.CreateICmpSLT(ev, B.getInt64(uint64_t(ne))), body, done);
+    B.SetInsertPoint(body);
+    Value* v = B.CreateSExt(
+        B.CreateAlignedLoad(B.getInt32Ty(), B.CreateGEP(B.getInt8Ty(), d, B.CreateShl(ev, 2)), llvm::MaybeAlign(1)), i64);
+    Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), B.CreateGEP(B.getInt8Ty(), nl, ev)), B.getInt8(0));
+    Value* x = B.CreateSelect(isNull, B.getInt64(0), v);
+    B.CreateStore(B.CreateAdd(load64(present), B.CreateZExt(B.CreateNot(isNull), i64)), present);
+    B.CreateStore(B.CreateAdd(load64(sum), x), sum);
+    B.CreateStore(B.CreateAdd(load64(sumAbs), B.CreateSelect(B.CreateICmpSLT(x, B.getInt64(0)), B.CreateNeg(x), x)),
+                  sumAbs);
+    Value* l = load64(lo);
+    Value* h = load64(hi);
+    B.CreateStore(B.CreateSelect(isNull, l, B.CreateSelect(B.CreateICmpSLT(v, l), v, l)), lo);
+    B.CreateStore(B.CreateSelect(isNull, h, B.CreateSelect(B.CreateICmpSGT(v, h), v, h)), hi);
+    B.CreateStore(B.CreateAdd(ev, B.getInt64(1)), e);
+    B.CreateBr(head);
+
+    B.SetInsertPoint(done);
+    auto *none = block("fold.null"), *some = block("fold.some"), *slow = block("fold.slow"), *fast = block("fold.fast"),
+         *end = block("fold.end");
+    Value* n = load64(present);
+    B.CreateCondBr(B.CreateICmpEQ(n, B.getInt64(0)), none, some);
+    // No present element: NULL (zero bytes).
+    B.SetInsertPoint(none);
+    B.CreateMemSet(in, B.getInt8(0), uint64_t(s.in.elems[0].size), llvm::MaybeAlign(1));
+    B.CreateStore(B.getInt8(1), inNull);
+    B.CreateBr(end);
+    B.SetInsertPoint(some);
+    B.CreateStore(B.getInt8(0), inNull);
+    B.CreateCondBr(B.CreateICmpSGT(load64(sumAbs), B.getInt64(uint64_t(exactBound(t)))), slow, fast);
+    // Partial sums beyond the type's exact range: the engine's fold in that type.
+    B.SetInsertPoint(slow);
+    auto ptr = llvm::PointerType::getUnqual(C);
+    auto* foldTy = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt32Ty(), ptr, ptr, i64, ptr}, false);
+    B.CreateCall(foldTy, slowFold,
+                 {B.getInt32(uint32_t(s.fold)), B.getInt32(uint32_t(t)), d, nl, B.getInt64(uint64_t(ne)), in});
+    B.CreateBr(end);
+    B.SetInsertPoint(fast);
+    Value* r = s.fold == ir::Op::STREAM_MIN ? load64(lo) : s.fold == ir::Op::STREAM_MAX ? load64(hi) : load64(sum);
+    if (t == ir::Type::RATIONAL) {
+      Value *num = B.CreateTrunc(r, B.getInt32Ty()), *den = B.getInt32(1);
+      if (s.fold == ir::Op::STREAM_AVG) {  // sum / present, reduced as the VM's division reduces
+        auto div = M.getOrInsertFunction(
+            "rdb_rat_div", llvm::FunctionType::get(i64, {B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty()},
+                                                   false));
+        Value* q = B.CreateCall(div, {num, den, B.CreateTrunc(n, B.getInt32Ty()), B.getInt32(1)});
+        num = B.CreateTrunc(q, B.getInt32Ty());
+        den = B.CreateTrunc(B.CreateLShr(q, 32), B.getInt32Ty());
+      }
+      B.CreateAlignedStore(num, in, llvm::MaybeAlign(1));
+      B.CreateAlignedStore(den, B.CreateConstGEP1_32(B.getInt8Ty(), in, 4), llvm::MaybeAlign(1));
+    } else {
+      llvm::Type* ft = t == ir::Type::FLOAT ? B.getFloatTy() : B.getDoubleTy();
+      Value* f = B.CreateSIToFP(r, ft);
+      if (s.fold == ir::Op::STREAM_AVG) f = B.CreateFDiv(f, B.CreateSIToFP(n, ft));
+      B.CreateAlignedStore(f, in, llvm::MaybeAlign(1));
+    }
+    B.CreateBr(end);
+    B.SetInsertPoint(end);
+  }
+};
+
+}  // namespace
+
+bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const std::vector<ChainStep>& steps,
+                 int externals, std::string& why) {
+  llvm::LLVMContext& C = M.getContext();
+  auto ptr = llvm::PointerType::getUnqual(C);
+  auto i64 = B.getInt64Ty();
+  auto* fnTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr}, false);
+  auto* fn = llvm::Function::Create(fnTy, llvm::Function::ExternalLinkage, name, &M);
+  auto args = fn->arg_begin();
+  Value *ext = &args[0], *extNull = &args[1], *outs = &args[2], *outNulls = &args[3], *count = &args[4];
+  Value *rounded = &args[5], *threadRounded = &args[6], *slowFold = &args[7];
+  auto* entry = llvm::BasicBlock::Create(C, "entry", fn);
+  B.SetInsertPoint(entry);
+  ChainLowering L(M, B, fn);
+  const size_t n = steps.size();
+  // Each step's record and flags, its fold's input record, its roundings.
+  std::vector<llvm::AllocaInst *> rec(n), nulls(n), foldIn(n, nullptr), foldNull(n, nullptr), roundings(n);
+  for (size_t m = 0; m < n; ++m) {
+    const ChainStep& s = steps[m];
+    rec[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.out.recordSize, 1)), "rec");
+    nulls[m] = L.slot(B.getInt8Ty(), std::max<uint64_t>(s.out.elems.size(), 1), "nulls");
+    B.CreateMemSet(rec[m], B.getInt8(0), uint64_t(std::max(s.out.recordSize, 1)), llvm::MaybeAlign(8));
+    if (s.kind == ChainStep::Kind::Fold) {
+      foldIn[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.in.recordSize, 8)), "foldin");
+      foldNull[m] = L.slot(B.getInt8Ty(), 1, "foldnull");
+    }
+    roundings[m] = L.slot(i64, 1, "rounded");
+    B.CreateStore(B.getInt64(0), roundings[m]);
+  }
+  auto* idx = L.slot(i64, 1, "i");
+  auto* seen = L.slot(i64, 1, "seen");  // the thread's roundings after the last step
+  B.CreateStore(B.getInt64(0), idx);
+  B.CreateStore(L.load64(threadRounded), seen);
+  auto *head = L.block("record"), *body = L.block("record.body"), *exit = L.block("done");
+  B.CreateBr(head);
+  B.SetInsertPoint(head);
+  Value* i = L.load64(idx);
+  B.CreateCondBr(B.CreateICmpSLT(i, count), body, exit);
+  B.SetInsertPoint(body);
+  try {
+    for (size_t m = 0; m < n; ++m) {
+      const ChainStep& s = steps[m];
+      Frame fr;
+      for (size_t k = 0; k < s.from.size(); ++k) {
+        if (s.from[k] < 0) {
+          fr.opData.push_back(rec[m - 1]);
+          fr.opNull.push_back(nulls[m - 1]);
+        } else {
+          Value* at = B.CreateAdd(B.CreateMul(i, B.getInt64(uint64_t(externals))), B.getInt64(uint64_t(s.from[k])));
+          fr.opData.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, ext, at)));
+          fr.opNull.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, extNull, at)));
+        }
+      }
+      fr.outData = rec[m];
+      fr.outNulls = nulls[m];
+      if (s.kind == ChainStep::Kind::Fold) {
+        L.fold(s, fr.opData[0], fr.opNull[0], foldIn[m], foldNull[m], slowFold);
+        fr.opData = {foldIn[m]};
+        fr.opNull = {foldNull[m]};
+        fr.opBase = {0};
+        fr.opOff = {0};
+      } else {
+        for (int b : s.bases) {
+          fr.opBase.push_back(b);
+          fr.opOff.push_back(size_t(b) < s.in.elems.size() ? s.in.elems[size_t(b)].offset : 0);
+        }
+      }
+      lowerProgram(M, B, s.program, s.in, s.out, fr);
+      // The record to its ring, once.
+      const uint64_t rs = uint64_t(s.out.recordSize), ne = s.out.elems.size();
+      Value* out = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outs, m));
+      Value* outNull = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outNulls, m));
+      if (rs) B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), out, B.CreateMul(i, B.getInt64(rs))), llvm::MaybeAlign(1), rec[m],
+                             llvm::MaybeAlign(8), rs);
+      if (ne) B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))), llvm::MaybeAlign(1),
+                             nulls[m], llvm::MaybeAlign(8), ne);
+      // Its roundings: what the thread's counter gained during its code.
+      Value* now = L.load64(threadRounded);
+      B.CreateStore(B.CreateAdd(L.load64(roundings[m]), B.CreateSub(now, L.load64(seen))), roundings[m]);
+      B.CreateStore(now, seen);
+    }
+  } catch (const Unsupported& e) {
+    why = e.what();
+    fn->eraseFromParent();
+    return false;
+  }
+  B.CreateStore(B.CreateAdd(i, B.getInt64(1)), idx);
+  B.CreateBr(head);
+  B.SetInsertPoint(exit);
+  for (size_t m = 0; m < n; ++m) {
+    Value* at = B.CreateConstGEP1_64(i64, rounded, m);
+    B.CreateStore(B.CreateAdd(L.load64(at), L.load64(roundings[m])), at);
+  }
+  B.CreateRetVoid();
+  return true;
+}
+
+}  // namespace jit
