@@ -112,8 +112,8 @@ void Engine::Impl::prepare() {
       if (s->fusedInto)
         fprintf(stdout, "fusion: window %s is not materialised; %s reads its producer in place\n", s->q->id.c_str(),
                 s->fusedInto->q->id.c_str());
-  // Chains need native code: none under --interpret.
-  if (opt.chains && !opt.interpret) chains = ops::findChains(computed, streams);
+  // Chains are optimised native code: none under --interpret or on quick code alone.
+  if (opt.chains && !opt.interpret && opt.jitTier != 1) chains = ops::findChains(computed, streams);
   if (opt.verbose)
     for (auto& c : chains) {
       std::string names;

@@ -59,8 +59,11 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
         job.items.push_back(std::move(it));
       }
     }
-  // The plan's chains, each one function.
-  if (unit == "plan")
+  // The plan's chains, each one function, in optimised code only: unoptimised,
+  // a chain's stack records stay in memory and it runs slower than its
+  // members' own steps (the quick tier runs those until the optimised code comes).
+  std::vector<JitWorker::Item> chainItems;
+  if (unit == "plan" && !background && opt.jitTier != 1)
     for (auto& c : chains) {
       JitWorker::Item it;
       it.serial = c->members.back()->serial;
@@ -68,7 +71,9 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
       for (size_t m = 0; m < c->members.size(); ++m) {
         const Stream& s = *c->members[m];
         jit::ChainStep st;
-        st.kind = ops::chainFold(s) ? jit::ChainStep::Kind::Fold : jit::ChainStep::Kind::Map;
+        st.kind = ops::chainFold(s)     ? jit::ChainStep::Kind::Fold
+                  : ops::chainWindow(s) ? jit::ChainStep::Kind::Window
+                                        : jit::ChainStep::Kind::Map;
         st.program = s.program.bytecode;
         st.in = s.in;
         st.out = s.out;
@@ -86,7 +91,7 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
         }
         it.chain.push_back(std::move(st));
       }
-      job.items.push_back(std::move(it));
+      chainItems.push_back(std::move(it));
     }
   if (background) {
     jitw->submit(std::move(job));
@@ -94,7 +99,12 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
   }
   // The plan starts on quick code; the optimised code of the same programs
   // comes from the worker and switches in at a block boundary (same bytes).
-  if (opt.jitTier == 0) tierUp = std::make_unique<JitWorker::Job>(job);
+  if (opt.jitTier == 0) {
+    tierUp = std::make_unique<JitWorker::Job>(job);
+    for (auto& it : chainItems) tierUp->items.push_back(it);
+  } else if (opt.jitTier == 2) {
+    for (auto& it : chainItems) job.items.push_back(it);
+  }
   job.tier = opt.jitTier == 2 ? jit::Tier::Optimised : jit::Tier::Quick;
   JitWorker::compileJob(jitw->jit(), job);
   std::vector<JitWorker::Job> jobs;
@@ -115,7 +125,7 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
   for (auto& s : streams)
     if (!s->removed) bySerial[s->serial] = s.get();
   for (auto& job : jobs) {
-    int native = 0, programs = 0;
+    int native = 0, programs = 0, chainsRun = 0;
     bool used = false;
     jitMs += job.ms;
     for (auto& it : job.items) {
@@ -125,6 +135,7 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
       used = true;
       if (!it.chain.empty()) {
         if (s.chain && s.chain->members.back() == &s) s.chain->native = it.chainFn;
+        chainsRun += it.chainFn != nullptr;
         if (!it.chainFn && opt.verbose && job.tier != jit::Tier::Optimised)
           fprintf(stdout, "chain ending at %s runs stream by stream: %s\n", s.q->id.c_str(), it.why.c_str());
         continue;
@@ -144,6 +155,7 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
         fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread\n", native,
                 programs, job.ms);
       else fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms\n", native, programs, job.ms);
+      if (chainsRun) fprintf(stdout, "JIT: %d chains run as one loop each\n", chainsRun);
       fflush(stdout);  // a live engine's log is read while it runs
     }
     if (!used && job.unit != "plan" && unitsGone.insert(job.unit).second) {

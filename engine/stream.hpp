@@ -48,12 +48,13 @@ struct Chain {
   // jit::ChainFn; the fold callback is ops::foldIntegerRecord.
   using FoldFn = void (*)(int32_t, int32_t, const uint8_t*, const uint8_t*, int64_t, uint8_t*);
   using Fn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t* const*, uint8_t* const*, int64_t,
-                      uint64_t*, const uint64_t*, FoldFn);
+                      uint64_t*, const uint64_t*, FoldFn, const uint8_t* const*);
   Fn native = nullptr;
   // Scratch of a run: external record pointers, the members' output runs and roundings.
   std::vector<const uint8_t*> ext, extNull;
   std::vector<uint8_t*> outs, outNulls;
   std::vector<uint64_t> rounded;
+  std::vector<const uint8_t*> last;  // a window member's record before the run (data, flags)
   std::vector<int64_t> startCount;
   std::vector<int> upTo;
 };

@@ -130,11 +130,11 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   llvm::LLVMContext& C = M.getContext();
   auto ptr = llvm::PointerType::getUnqual(C);
   auto i64 = B.getInt64Ty();
-  auto* fnTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr}, false);
+  auto* fnTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr, ptr}, false);
   auto* fn = llvm::Function::Create(fnTy, llvm::Function::ExternalLinkage, name, &M);
   auto args = fn->arg_begin();
   Value *ext = &args[0], *extNull = &args[1], *outs = &args[2], *outNulls = &args[3], *count = &args[4];
-  Value *rounded = &args[5], *threadRounded = &args[6], *slowFold = &args[7];
+  Value *rounded = &args[5], *threadRounded = &args[6], *slowFold = &args[7], *last = &args[8];
   auto* entry = llvm::BasicBlock::Create(C, "entry", fn);
   B.SetInsertPoint(entry);
   ChainLowering L(M, B, fn);
@@ -145,7 +145,14 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
     const ChainStep& s = steps[m];
     rec[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.out.recordSize, 1)), "rec");
     nulls[m] = L.slot(B.getInt8Ty(), std::max<uint64_t>(s.out.elems.size(), 1), "nulls");
-    B.CreateMemSet(rec[m], B.getInt8(0), uint64_t(std::max(s.out.recordSize, 1)), llvm::MaybeAlign(8));
+    if (s.kind == ChainStep::Kind::Window) {  // the record before the run's first
+      B.CreateMemCpy(rec[m], llvm::MaybeAlign(8), B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m)),
+                     llvm::MaybeAlign(1), uint64_t(s.out.recordSize));
+      B.CreateMemCpy(nulls[m], llvm::MaybeAlign(8), B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m + 1)),
+                     llvm::MaybeAlign(1), uint64_t(s.out.elems.size()));
+    } else {
+      B.CreateMemSet(rec[m], B.getInt8(0), uint64_t(std::max(s.out.recordSize, 1)), llvm::MaybeAlign(8));
+    }
     if (s.kind == ChainStep::Kind::Fold) {
       foldIn[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.in.recordSize, 8)), "foldin");
       foldNull[m] = L.slot(B.getInt8Ty(), 1, "foldnull");
@@ -179,7 +186,21 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
       }
       fr.outData = rec[m];
       fr.outNulls = nulls[m];
-      if (s.kind == ChainStep::Kind::Fold) {
+      if (s.kind == ChainStep::Kind::Window) {
+        // Newest first: every element moves one place back, the producer's
+        // new one goes first (NULL as zero bytes).
+        const uint64_t W = s.out.elems.size();
+        if (W > 1) {
+          B.CreateMemMove(B.CreateConstGEP1_64(B.getInt8Ty(), rec[m], 4), llvm::MaybeAlign(4), rec[m], llvm::MaybeAlign(8),
+                          4 * (W - 1));
+          B.CreateMemMove(B.CreateConstGEP1_64(B.getInt8Ty(), nulls[m], 1), llvm::MaybeAlign(1), nulls[m],
+                          llvm::MaybeAlign(8), W - 1);
+        }
+        Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), fr.opNull[0]), B.getInt8(0));
+        Value* v = B.CreateAlignedLoad(B.getInt32Ty(), fr.opData[0], llvm::MaybeAlign(1));
+        B.CreateAlignedStore(B.CreateSelect(isNull, B.getInt32(0), v), rec[m], llvm::MaybeAlign(8));
+        B.CreateStore(B.CreateZExt(isNull, B.getInt8Ty()), nulls[m]);
+      } else if (s.kind == ChainStep::Kind::Fold) {
         L.fold(s, fr.opData[0], fr.opNull[0], foldIn[m], foldNull[m], slowFold);
         fr.opData = {foldIn[m]};
         fr.opNull = {foldNull[m]};
@@ -191,7 +212,7 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
           fr.opOff.push_back(size_t(b) < s.in.elems.size() ? s.in.elems[size_t(b)].offset : 0);
         }
       }
-      lowerProgram(M, B, s.program, s.in, s.out, fr);
+      if (s.kind != ChainStep::Kind::Window) lowerProgram(M, B, s.program, s.in, s.out, fr);
       // The record to its ring, once.
       const uint64_t rs = uint64_t(s.out.recordSize), ne = s.out.elems.size();
       Value* out = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outs, m));

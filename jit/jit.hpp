@@ -29,18 +29,20 @@ using BlockFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t*,
 // docs/architecture.md, "Pipeline compilation").
 // void chain(const uint8_t* const* ext, const uint8_t* const* extNulls,
 //            uint8_t* const* outs, uint8_t* const* outNulls, int64_t count,
-//            uint64_t* rounded, const uint64_t* threadRounded, FoldFn slowFold)
+//            uint64_t* rounded, const uint64_t* threadRounded, FoldFn slowFold,
+//            const uint8_t* const* last)
 // Record i reads external record e at ext[i*E + e]; step m writes its record
 // i at outs[m] + i*recordSize (its history ring) and adds the roundings its
-// code made (*threadRounded, the thread's counter) to rounded[m].
+// code made (*threadRounded, the thread's counter) to rounded[m]. A Window
+// step starts from its record before the first (last[2m], flags last[2m+1]).
 using FoldFn = void (*)(int32_t op, int32_t type, const uint8_t* data, const uint8_t* nulls, int64_t count,
                         uint8_t* out);
 using ChainFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t* const*, uint8_t* const*, int64_t,
-                         uint64_t*, const uint64_t*, FoldFn);
+                         uint64_t*, const uint64_t*, FoldFn, const uint8_t* const*);
 
 // One stream of a chain.
 struct ChainStep {
-  enum class Kind { Map, Fold };
+  enum class Kind { Map, Fold, Window };
   Kind kind = Kind::Map;
   vm::Program program;
   ir::Layout in, out;
@@ -52,6 +54,8 @@ struct ChainStep {
   // integer sum beyond that type's exact range calls slowFold.
   ir::Op fold = ir::Op::STREAM_SUM;
   int foldElems = 0;
+  // Window: A@(1, w), w > 0, over the previous step's one 4-byte element:
+  // the record before, moved on by one element (no program runs).
 };
 
 struct Request {

@@ -567,8 +567,9 @@ REF = ["--threads", "1", "--block", "1", "--no-fuse", "--no-chains"]
 COMBOS = []
 for b, fuse, th, interp in itertools.product([1, 2, 3, 7, 64, 513, 4096, None], [True, False], [1, 2], [False, True]):
     # Two threads: independent pipelines side by side from the first block.
+    # Two threads also start on optimised code, where chains of streams run as one loop.
     a = ["--threads", str(th)] + (["--parallel"] if th == 2 else []) + (["--block", str(b)] if b is not None else []) + \
-        ([] if fuse else ["--no-fuse"]) + (["--interpret"] if interp else [])
+        ([] if fuse else ["--no-fuse"]) + (["--interpret"] if interp else ["--jit-tier", "optimised"] if th == 2 else [])
     if a != REF:
         COMBOS.append(a)
 

@@ -30,8 +30,18 @@ bool integerRecord(const ir::Layout& l) {
   return true;
 }
 
+// A@(1, w), w > 0, that copies A's one 4-byte element a record.
+bool slidingWindow(const Stream& s, const Streams& streams) {
+  if (!s.identity || s.q->program.size() < 2 || s.q->program.back().op != ir::Op::STREAM_AGSE) return false;
+  auto [k, w] = std::get<std::pair<int32_t, int32_t>>(s.q->program.back().v);
+  const ir::Layout& a = streams[size_t(s.srcs[0])]->out;
+  return k == 1 && w > 0 && a.elems.size() == 1 && a.elems[0].size == 4 && int(s.out.elems.size()) == w &&
+         s.out.recordSize == 4 * w;
+}
+
 bool chainable(const Stream& s, const Streams& streams) {
-  if (s.declared || s.adhoc || s.removed || s.rules || s.fusedInto || s.fusedWindow || s.identity) return false;
+  if (s.declared || s.adhoc || s.removed || s.rules || s.fusedInto || s.fusedWindow) return false;
+  if (s.identity) return slidingWindow(s, streams);
   if (s.q->program.size() == 1) return s.operandPointers;  // SELECT ... FROM A
   const ir::Op op = s.q->program.back().op;
   if (op == ir::Op::STREAM_ADD) return s.operandPointers;
@@ -42,6 +52,7 @@ bool chainable(const Stream& s, const Streams& streams) {
 }  // namespace
 
 bool chainFold(const Stream& s) { return s.q->program.size() > 1 && isFold(s.q->program.back().op); }
+bool chainWindow(const Stream& s) { return s.identity; }
 
 std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams) {
   // Readers of each stream (distinct streams).
@@ -64,7 +75,10 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
   for (auto* s : computed) {
     if (inner[size_t(s->index)] || !next(s)) continue;
     auto c = std::make_shared<Chain>();
-    for (Stream* m = s; m; m = next(m)) c->members.push_back(m);
+    Stream* first = s;
+    if (first->identity) first = next(first);  // a window reads its producer in the chain
+    if (!first || !next(first)) continue;
+    for (Stream* m = first; m; m = next(m)) c->members.push_back(m);
     for (size_t m = 0; m < c->members.size(); ++m) {
       Stream& st = *c->members[m];
       for (size_t k = 0; k < st.srcs.size(); ++k)
@@ -83,7 +97,8 @@ void chainStep(BlockCtx& c, Chain& ch) {
   int64_t origin = 0;
   bool native = ch.native != nullptr;
   for (auto* m : ch.members) {
-    origin = std::max<int64_t>(origin, m->q->origin);
+    // A window moves on from its record before the block's first.
+    origin = std::max<int64_t>(origin, m->q->origin + (m->identity ? 1 : 0));
     native = native && !m->rules && m->error.empty() && m->due == head.due;
   }
   // Before the last member's first record, some members have silent slots:
@@ -99,6 +114,7 @@ void chainStep(BlockCtx& c, Chain& ch) {
   ch.outs.resize(M);
   ch.outNulls.resize(M);
   ch.rounded.assign(M, 0);
+  ch.last.assign(2 * M, nullptr);
   ch.startCount.resize(M);
   ch.upTo.resize(size_t(b.slots));
   for (size_t m = 0; m < M; ++m) {
@@ -127,18 +143,41 @@ void chainStep(BlockCtx& c, Chain& ch) {
       const Chain::External& x = ch.externals[e];
       Stream& s = *ch.members[size_t(x.member)];
       const Stream& p = c.src(s, size_t(x.operand));
-      const bool unit = s.operandRatio.empty() || s.operandRatio[size_t(x.operand)] == ir::Rational{1, 1};
+      const ir::Rational r = s.operandRatio[size_t(x.operand)];
+      // Record n reads record floor(n·r) (n itself for r = 1), the ring lookups
+      // inline; n grows through the run, so the floor moves on without a division.
+      int64_t idx = floorMul(ns[0], r), from = ns[0], until = INT64_MAX;
+      if (r.num != r.den) until = r.num > 0 ? ceilMul(idx + 1, ir::Rational{r.den, r.num}) : INT64_MAX;
+      const History& h = p.hist;
+      const int64_t window = h.window, mask = h.mask, cap = h.cap, base = h.base, rec = h.rec, elems = h.elems;
+      const uint8_t* data = h.data.data();
+      const uint8_t* nulls = h.nulls.data();
+      const int64_t* vis = p.vis.data();
       for (int i = 0; i < k; ++i) {
-        const int64_t idx = unit ? ns[i] : floorMul(ns[i], s.operandRatio[size_t(x.operand)]);
-        recordAt(s, p, idx, js[i], ch.ext[size_t(i) * E + e], ch.extNull[size_t(i) * E + e]);
+        const int64_t n = ns[i];
+        if (r.num == r.den) idx = n;
+        else if (n >= until || n < from) {  // (n < from: never, n grows)
+          idx = floorMul(n, r);
+          from = n;
+          until = r.num > 0 ? ceilMul(idx + 1, ir::Rational{r.den, r.num}) : INT64_MAX;
+        }
+        const int64_t at = idx - base, v = vis[js[i]];
+        const bool held = at >= 0 && at < v && at >= v - window;
+        const int64_t pos = mask >= 0 ? (at & mask) : (held ? at % cap : 0);
+        ch.ext[size_t(i) * E + e] = held ? data + pos * rec : s.zeroRec.data();
+        ch.extNull[size_t(i) * E + e] = held ? nulls + pos * elems : s.nullFlags.data();
       }
     }
     for (size_t m = 0; m < M; ++m) {
-      ch.outs[m] = ch.members[m]->hist.nextData();
-      ch.outNulls[m] = ch.members[m]->hist.nextNulls();
+      Stream& s = *ch.members[m];
+      ch.outs[m] = s.hist.nextData();
+      ch.outNulls[m] = s.hist.nextNulls();
+      // A window moves on from its newest record, the one before the run's
+      // first (the block's gate makes sure it exists, the ring holds one block more).
+      if (s.identity) s.hist.get(ns[0] - 1, ch.last[2 * m], ch.last[2 * m + 1]);
     }
     ch.native(ch.ext.data(), ch.extNull.data(), ch.outs.data(), ch.outNulls.data(), k, ch.rounded.data(),
-              &ir::val::ratRounded(), &foldIntegerRecord);
+              &ir::val::ratRounded(), &foldIntegerRecord, ch.last.data());
     for (size_t m = 0; m < M; ++m) {
       Stream& s = *ch.members[m];
       s.hist.commit(k);
@@ -170,7 +209,10 @@ void chainStep(BlockCtx& c, Chain& ch) {
   for (size_t m = 0; m < M; ++m) {
     Stream& s = *ch.members[m];
     s.due += dueCount;
-    for (int j = 0; j < b.slots; ++j) s.vis[size_t(j)] = std::min(ch.startCount[m] + ch.upTo[size_t(j)], s.hist.count);
+    const int64_t start = ch.startCount[m];
+    for (int j = 0; j < b.slots; ++j) s.vis[size_t(j)] = start + ch.upTo[size_t(j)];
+    if (failed)  // nothing after the failing run was written
+      for (int j = 0; j < b.slots; ++j) s.vis[size_t(j)] = std::min(s.vis[size_t(j)], s.hist.count);
     s.rounded += ch.rounded[m];
     // The index entries of the records the store wrote, as each member's own step does.
     if (s.files.store && s.error.empty() && s.files.store->durable() != durableBefore[m]) {

@@ -42,8 +42,10 @@ void foldIntegerRecord(int32_t op, int32_t type, const uint8_t* data, const uint
 // Chains (chain.cpp): found once the plan's streams are set up and fused.
 std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams);
 // What kind of chain step a member is (a Map reads whole operand records in
-// place; a Fold is a reducer over a record of INTEGER elements).
+// place; a Fold is a reducer over a record of INTEGER elements; a Window
+// slides over its producer's one element a record).
 bool chainFold(const Stream& s);
+bool chainWindow(const Stream& s);  // a window A@(1, w) over the previous member
 // The last member's turn: the chain over the block (each member's own step
 // when the code is not there or the block starts before a member's origin).
 void chainStep(BlockCtx& c, Chain& chain);

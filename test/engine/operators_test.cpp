@@ -409,7 +409,8 @@ TEST_CASE("a SELECT over a fused window reads the elements it loads, as the wind
 // what each stream's own step writes: a map with a slower operand (+ k: its
 // tail 3 ends the chain before it, at the VOLATILE p), a
 // sum over a record beyond INTEGER range (the exact fold in RATIONAL, with
-// roundings), AVG, MIN, NULLs from a zero divisor, a VOLATILE member, and
+// roundings), AVG, MIN, a window sliding over its producer (runs of 256
+// records within a block), NULLs from a zero divisor, a VOLATILE member, and
 // every block length, on two threads and on the VM.
 TEST_CASE("a chain compiled as one loop writes what each stream's own step writes", "[engine][chain]") {
   RunDir d;
@@ -428,20 +429,28 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
       "SELECT to_integer(a[0]), a[0] STREAM a2 FROM a\n"
       "SELECT s[0] - 3, 0 - s[0] STREAM p3 FROM s\n"
       "SELECT p3[0] STREAM mn FROM p3.min\n"
-      "SELECT mn[0] * 2 STREAM m2 FROM mn\n";
-  const std::vector<std::string> files = {"q", "r", "t", "a", "a2", "mn", "m2", "p2", "p3"};
+      "SELECT mn[0] * 2 STREAM m2 FROM mn\n"
+      "SELECT 7 / (s[0] - 5 * (s[0] / 5)) STREAM e FROM s\n"
+      "SELECT * STREAM ew FROM e@(1,6)\n"
+      "SELECT ew[0] - ew[5], ew[2] STREAM ed FROM ew\n";
+  const std::vector<std::string> files = {"q", "r", "t", "a", "a2", "mn", "m2", "p2", "p3", "e", "ew", "ed"};
   std::map<std::string, std::string> reference;
   std::string referenceRounded;
-  for (const char* mode : {"--block 1 --no-chains", "", "--block 1", "--block 3", "--block 77", "--threads 2 --parallel",
-                           "--interpret"}) {
+  // Chains run on optimised code (a run this short never tiers up from quick code).
+  for (const char* mode : {"--block 1 --no-chains", "--jit-tier optimised", "--block 1 --jit-tier optimised",
+                           "--block 3 --jit-tier optimised", "--block 77 --jit-tier optimised",
+                           "--threads 2 --parallel --jit-tier optimised", "", "--interpret"}) {
     INFO(mode);
     REQUIRE(d.run(q, std::string("--no-clock -m 300 -v ") + mode) == 0);
     const std::string out = d.read("run.out");
     const bool chained = std::string(mode).find("no-chains") == std::string::npos &&
-                         std::string(mode).find("interpret") == std::string::npos;
+                         std::string(mode).find("interpret") == std::string::npos;  // found; compiled when optimised
     CHECK((out.find("chain: q -> r -> t compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: p2 -> a -> a2 compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: p3 -> mn -> m2 compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: e -> ew -> ed compiled as one loop") != std::string::npos) == chained);
+    const bool optimised = std::string(mode).find("optimised") != std::string::npos;
+    CHECK((out.find("JIT: 4 chains run as one loop each") != std::string::npos) == optimised);
     std::string rounded;
     for (size_t at = out.find("rounded: "); at != std::string::npos; at = out.find("rounded: ", at + 1))
       rounded += out.substr(at, out.find('\n', at) - at) + "\n";
