@@ -68,29 +68,7 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
       JitWorker::Item it;
       it.serial = c->members.back()->serial;
       it.chainExternals = int(c->externals.size());
-      for (size_t m = 0; m < c->members.size(); ++m) {
-        const Stream& s = *c->members[m];
-        jit::ChainStep st;
-        st.kind = ops::chainFold(s)     ? jit::ChainStep::Kind::Fold
-                  : ops::chainWindow(s) ? jit::ChainStep::Kind::Window
-                                        : jit::ChainStep::Kind::Map;
-        st.program = s.program.bytecode;
-        st.in = s.in;
-        st.out = s.out;
-        for (size_t k = 0; k < s.srcs.size(); ++k) {
-          int from = -1;
-          for (size_t e = 0; e < c->externals.size(); ++e)
-            if (c->externals[e].member == int(m) && c->externals[e].operand == int(k)) from = int(e);
-          st.from.push_back(from);
-        }
-        if (st.kind == jit::ChainStep::Kind::Fold) {
-          st.fold = s.q->program.back().op;
-          st.foldElems = int(streams[size_t(s.srcs[0])]->out.elems.size());
-        } else {
-          st.bases = s.slotBase;
-        }
-        it.chain.push_back(std::move(st));
-      }
+      it.chain = ops::chainSteps(*c, streams);
       chainItems.push_back(std::move(it));
     }
   if (background) {

@@ -16,6 +16,7 @@
 #include "engine/rules.hpp"
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
+#include "jit/jit.hpp"
 #include "storage/artifacts.hpp"
 #include "storage/source.hpp"
 #include "storage/store.hpp"
@@ -43,20 +44,24 @@ struct Chain {
   std::vector<Stream*> members;
   struct External {
     int member, operand;  // members[member] reads this operand from outside the chain
+    int64_t lag = 0;      // record n - lag of it (a sliding window's leaving element)
   };
   std::vector<External> externals;
-  // jit::ChainFn; the fold callback is ops::foldIntegerRecord.
-  using FoldFn = void (*)(int32_t, int32_t, const uint8_t*, const uint8_t*, int64_t, uint8_t*);
-  using Fn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t* const*, uint8_t* const*, int64_t,
-                      uint64_t*, const uint64_t*, FoldFn, const uint8_t* const*);
-  Fn native = nullptr;
-  // Scratch of a run: external record pointers, the members' output runs and roundings.
-  std::vector<const uint8_t*> ext, extNull;
+  jit::ChainFn native = nullptr;
+  // Scratch of a run: external record pointers, the members' output runs,
+  // roundings, windows' records before the run, sliding folds' accumulators.
+  std::vector<const uint8_t*> ext, extNull, last;
   std::vector<uint8_t*> outs, outNulls;
   std::vector<uint64_t> rounded;
-  std::vector<const uint8_t*> last;  // a window member's record before the run (data, flags)
-  std::vector<int64_t> startCount;
+  std::vector<int64_t> state, startCount;
   std::vector<int> upTo;
+  // The block's records (a sliding window's NULL index is written after the block).
+  std::vector<int64_t> blockNs;
+  std::vector<int> blockJs;
+  std::vector<std::vector<uint8_t>> windowNulls;  // by member: each record's flag
+  // For a sliding fold beyond the exact range, during a run.
+  const std::vector<std::unique_ptr<Stream>>* streams = nullptr;
+  const int64_t* runNs = nullptr;
 };
 // One stream's work over a block (chosen once per stream at set-up).
 using StepFn = void (*)(BlockCtx&, Stream&);

@@ -4,6 +4,7 @@
 // copied once to the step's history ring.
 #include <llvm/IR/Intrinsics.h>
 
+#include <array>
 #include <limits>
 
 #include "lower.hpp"
@@ -46,7 +47,6 @@ struct ChainLowering {
   // (in: one element; inNull: its flag), as the engine's reducer folds a
   // record of INTEGER elements.
   void fold(const ChainStep& s, Value* d, Value* nl, Value* in, Value* inNull, Value* slowFold) {
-    const ir::Type t = s.in.elems[0].type;
     const int64_t ne = s.foldElems;
     auto* e = slot(i64, 1, "e");
     auto* present = slot(i64, 1, "present");
@@ -79,9 +79,24 @@ struct ChainLowering {
     B.CreateBr(head);
 
     B.SetInsertPoint(done);
+    finish(s, load64(present), load64(sum), load64(sumAbs), load64(lo), load64(hi), in, inNull, [&] {
+      // Partial sums beyond the type's exact range: the engine's fold in that type.
+      auto ptr = llvm::PointerType::getUnqual(C);
+      auto* ty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt32Ty(), ptr, ptr, i64, ptr}, false);
+      B.CreateCall(ty, slowFold, {B.getInt32(uint32_t(s.fold)), B.getInt32(uint32_t(s.in.elems[0].type)), d, nl,
+                                  B.getInt64(uint64_t(ne)), in});
+    });
+  }
+
+  // A reducer's input record from its integer accumulators, as the engine's
+  // intResult makes it: NULL without a present element, `slow` beyond the
+  // type's exact range.
+  template <class Slow>
+  void finish(const ChainStep& s, Value* n, Value* sum, Value* sumAbs, Value* lo, Value* hi, Value* in, Value* inNull,
+              Slow&& slowPath) {
+    const ir::Type t = s.in.elems[0].type;
     auto *none = block("fold.null"), *some = block("fold.some"), *slow = block("fold.slow"), *fast = block("fold.fast"),
          *end = block("fold.end");
-    Value* n = load64(present);
     B.CreateCondBr(B.CreateICmpEQ(n, B.getInt64(0)), none, some);
     // No present element: NULL (zero bytes).
     B.SetInsertPoint(none);
@@ -90,16 +105,12 @@ struct ChainLowering {
     B.CreateBr(end);
     B.SetInsertPoint(some);
     B.CreateStore(B.getInt8(0), inNull);
-    B.CreateCondBr(B.CreateICmpSGT(load64(sumAbs), B.getInt64(uint64_t(exactBound(t)))), slow, fast);
-    // Partial sums beyond the type's exact range: the engine's fold in that type.
+    B.CreateCondBr(B.CreateICmpSGT(sumAbs, B.getInt64(uint64_t(exactBound(t)))), slow, fast);
     B.SetInsertPoint(slow);
-    auto ptr = llvm::PointerType::getUnqual(C);
-    auto* foldTy = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt32Ty(), ptr, ptr, i64, ptr}, false);
-    B.CreateCall(foldTy, slowFold,
-                 {B.getInt32(uint32_t(s.fold)), B.getInt32(uint32_t(t)), d, nl, B.getInt64(uint64_t(ne)), in});
+    slowPath();
     B.CreateBr(end);
     B.SetInsertPoint(fast);
-    Value* r = s.fold == ir::Op::STREAM_MIN ? load64(lo) : s.fold == ir::Op::STREAM_MAX ? load64(hi) : load64(sum);
+    Value* r = s.fold == ir::Op::STREAM_MIN ? lo : s.fold == ir::Op::STREAM_MAX ? hi : sum;
     if (t == ir::Type::RATIONAL) {
       Value *num = B.CreateTrunc(r, B.getInt32Ty()), *den = B.getInt32(1);
       if (s.fold == ir::Op::STREAM_AVG) {  // sum / present, reduced as the VM's division reduces
@@ -127,25 +138,31 @@ struct ChainLowering {
 
 bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const std::vector<ChainStep>& steps,
                  int externals, std::string& why) {
+  using Kind = ChainStep::Kind;
   llvm::LLVMContext& C = M.getContext();
   auto ptr = llvm::PointerType::getUnqual(C);
   auto i64 = B.getInt64Ty();
-  auto* fnTy = llvm::FunctionType::get(B.getVoidTy(), {ptr, ptr, ptr, ptr, i64, ptr, ptr, ptr, ptr}, false);
-  auto* fn = llvm::Function::Create(fnTy, llvm::Function::ExternalLinkage, name, &M);
-  auto args = fn->arg_begin();
-  Value *ext = &args[0], *extNull = &args[1], *outs = &args[2], *outNulls = &args[3], *count = &args[4];
-  Value *rounded = &args[5], *threadRounded = &args[6], *slowFold = &args[7], *last = &args[8];
+  auto* fn = llvm::Function::Create(llvm::FunctionType::get(B.getVoidTy(), {ptr, i64}, false),
+                                    llvm::Function::ExternalLinkage, name, &M);
+  Value *args = fn->getArg(0), *count = fn->getArg(1);
   auto* entry = llvm::BasicBlock::Create(C, "entry", fn);
   B.SetInsertPoint(entry);
+  // ChainArgs: eleven pointers, in the order of its fields.
+  auto field = [&](uint64_t f) { return B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, args, f)); };
+  Value *ext = field(0), *extNull = field(1), *outs = field(2), *outNulls = field(3), *rounded = field(4);
+  Value *threadRounded = field(5), *slowFold = field(6), *last = field(7), *state = field(8), *ctx = field(9);
+  Value* slowSlide = field(10);
   ChainLowering L(M, B, fn);
   const size_t n = steps.size();
-  // Each step's record and flags, its fold's input record, its roundings.
+  // Each step's record and flags, its fold's input record, its roundings,
+  // a sliding step's accumulators (sum, sum of magnitudes, present; NULLs).
   std::vector<llvm::AllocaInst *> rec(n), nulls(n), foldIn(n, nullptr), foldNull(n, nullptr), roundings(n);
+  std::vector<std::array<llvm::AllocaInst*, 3>> acc(n);
   for (size_t m = 0; m < n; ++m) {
     const ChainStep& s = steps[m];
     rec[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.out.recordSize, 1)), "rec");
     nulls[m] = L.slot(B.getInt8Ty(), std::max<uint64_t>(s.out.elems.size(), 1), "nulls");
-    if (s.kind == ChainStep::Kind::Window) {  // the record before the run's first
+    if (s.kind == Kind::Window) {  // the record before the run's first
       B.CreateMemCpy(rec[m], llvm::MaybeAlign(8), B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m)),
                      llvm::MaybeAlign(1), uint64_t(s.out.recordSize));
       B.CreateMemCpy(nulls[m], llvm::MaybeAlign(8), B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m + 1)),
@@ -153,10 +170,15 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
     } else {
       B.CreateMemSet(rec[m], B.getInt8(0), uint64_t(std::max(s.out.recordSize, 1)), llvm::MaybeAlign(8));
     }
-    if (s.kind == ChainStep::Kind::Fold) {
+    if (s.kind == Kind::Fold || s.kind == Kind::Slide) {
       foldIn[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.in.recordSize, 8)), "foldin");
       foldNull[m] = L.slot(B.getInt8Ty(), 1, "foldnull");
     }
+    if (s.kind == Kind::Slide || s.kind == Kind::SlideNulls)
+      for (uint64_t a = 0; a < 3; ++a) {
+        acc[m][a] = L.slot(i64, 1, "acc");
+        B.CreateStore(L.load64(B.CreateConstGEP1_64(i64, state, 4 * m + a)), acc[m][a]);
+      }
     roundings[m] = L.slot(i64, 1, "rounded");
     B.CreateStore(B.getInt64(0), roundings[m]);
   }
@@ -176,8 +198,8 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
       Frame fr;
       for (size_t k = 0; k < s.from.size(); ++k) {
         if (s.from[k] < 0) {
-          fr.opData.push_back(rec[m - 1]);
-          fr.opNull.push_back(nulls[m - 1]);
+          fr.opData.push_back(rec[size_t(int(m) + s.from[k])]);
+          fr.opNull.push_back(nulls[size_t(int(m) + s.from[k])]);
         } else {
           Value* at = B.CreateAdd(B.CreateMul(i, B.getInt64(uint64_t(externals))), B.getInt64(uint64_t(s.from[k])));
           fr.opData.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, ext, at)));
@@ -186,7 +208,13 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
       }
       fr.outData = rec[m];
       fr.outNulls = nulls[m];
-      if (s.kind == ChainStep::Kind::Window) {
+      // Element 0 of an operand: its value (sign-extended) and whether it is NULL.
+      auto element = [&](size_t k) {
+        Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), fr.opNull[k]), B.getInt8(0));
+        Value* v = B.CreateAlignedLoad(B.getInt32Ty(), fr.opData[k], llvm::MaybeAlign(1));
+        return std::pair<Value*, Value*>{v, isNull};
+      };
+      if (s.kind == Kind::Window) {
         // Newest first: every element moves one place back, the producer's
         // new one goes first (NULL as zero bytes).
         const uint64_t W = s.out.elems.size();
@@ -196,11 +224,39 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
           B.CreateMemMove(B.CreateConstGEP1_64(B.getInt8Ty(), nulls[m], 1), llvm::MaybeAlign(1), nulls[m],
                           llvm::MaybeAlign(8), W - 1);
         }
-        Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), fr.opNull[0]), B.getInt8(0));
-        Value* v = B.CreateAlignedLoad(B.getInt32Ty(), fr.opData[0], llvm::MaybeAlign(1));
+        auto [v, isNull] = element(0);
         B.CreateAlignedStore(B.CreateSelect(isNull, B.getInt32(0), v), rec[m], llvm::MaybeAlign(8));
         B.CreateStore(B.CreateZExt(isNull, B.getInt8Ty()), nulls[m]);
-      } else if (s.kind == ChainStep::Kind::Fold) {
+      } else if (s.kind == Kind::SlideNulls) {
+        // One element enters, one leaves (absent ones count as NULL).
+        auto [vi, ni] = element(0);
+        auto [vo, no] = element(1);
+        (void)vi, (void)vo;
+        Value* c = B.CreateSub(B.CreateAdd(L.load64(acc[m][0]), B.CreateZExt(ni, i64)), B.CreateZExt(no, i64));
+        B.CreateStore(c, acc[m][0]);
+        B.CreateStore(B.CreateZExt(B.CreateICmpNE(c, B.getInt64(0)), B.getInt8Ty()), nulls[m]);
+      } else if (s.kind == Kind::Slide) {
+        auto [vi, ni] = element(0);
+        auto [vo, no] = element(1);
+        Value* xi = B.CreateSelect(ni, B.getInt64(0), B.CreateSExt(vi, i64));
+        Value* xo = B.CreateSelect(no, B.getInt64(0), B.CreateSExt(vo, i64));
+        auto mag = [&](Value* x) { return B.CreateSelect(B.CreateICmpSLT(x, B.getInt64(0)), B.CreateNeg(x), x); };
+        Value* sum = B.CreateSub(B.CreateAdd(L.load64(acc[m][0]), xi), xo);
+        Value* sumAbs = B.CreateSub(B.CreateAdd(L.load64(acc[m][1]), mag(xi)), mag(xo));
+        Value* present = B.CreateSub(B.CreateAdd(L.load64(acc[m][2]), B.CreateZExt(B.CreateNot(ni), i64)),
+                                     B.CreateZExt(B.CreateNot(no), i64));
+        B.CreateStore(sum, acc[m][0]);
+        B.CreateStore(sumAbs, acc[m][1]);
+        B.CreateStore(present, acc[m][2]);
+        L.finish(s, present, sum, sumAbs, sum, sum, foldIn[m], foldNull[m], [&] {
+          auto* ty = llvm::FunctionType::get(B.getVoidTy(), {ptr, B.getInt32Ty(), i64, ptr}, false);
+          B.CreateCall(ty, slowSlide, {ctx, B.getInt32(uint32_t(m)), i, foldIn[m]});
+        });
+        fr.opData = {foldIn[m]};
+        fr.opNull = {foldNull[m]};
+        fr.opBase = {0};
+        fr.opOff = {0};
+      } else if (s.kind == Kind::Fold) {
         L.fold(s, fr.opData[0], fr.opNull[0], foldIn[m], foldNull[m], slowFold);
         fr.opData = {foldIn[m]};
         fr.opNull = {foldNull[m]};
@@ -212,15 +268,19 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
           fr.opOff.push_back(size_t(b) < s.in.elems.size() ? s.in.elems[size_t(b)].offset : 0);
         }
       }
-      if (s.kind != ChainStep::Kind::Window) lowerProgram(M, B, s.program, s.in, s.out, fr);
-      // The record to its ring, once.
+      if (s.kind != Kind::Window && s.kind != Kind::SlideNulls) lowerProgram(M, B, s.program, s.in, s.out, fr);
+      // The record to its ring, once (a window that is not materialised: its flag byte).
       const uint64_t rs = uint64_t(s.out.recordSize), ne = s.out.elems.size();
       Value* out = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outs, m));
       Value* outNull = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outNulls, m));
-      if (rs) B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), out, B.CreateMul(i, B.getInt64(rs))), llvm::MaybeAlign(1), rec[m],
-                             llvm::MaybeAlign(8), rs);
-      if (ne) B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))), llvm::MaybeAlign(1),
-                             nulls[m], llvm::MaybeAlign(8), ne);
+      if (s.kind == Kind::SlideNulls) {
+        B.CreateStore(B.CreateLoad(B.getInt8Ty(), nulls[m]), B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))));
+      } else {
+        if (rs) B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), out, B.CreateMul(i, B.getInt64(rs))), llvm::MaybeAlign(1), rec[m],
+                               llvm::MaybeAlign(8), rs);
+        if (ne) B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))), llvm::MaybeAlign(1),
+                               nulls[m], llvm::MaybeAlign(8), ne);
+      }
       // Its roundings: what the thread's counter gained during its code.
       Value* now = L.load64(threadRounded);
       B.CreateStore(B.CreateAdd(L.load64(roundings[m]), B.CreateSub(now, L.load64(seen))), roundings[m]);
@@ -237,6 +297,8 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   for (size_t m = 0; m < n; ++m) {
     Value* at = B.CreateConstGEP1_64(i64, rounded, m);
     B.CreateStore(B.CreateAdd(L.load64(at), L.load64(roundings[m])), at);
+    if (steps[m].kind == Kind::Slide || steps[m].kind == Kind::SlideNulls)
+      for (uint64_t a = 0; a < 3; ++a) B.CreateStore(L.load64(acc[m][a]), B.CreateConstGEP1_64(i64, state, 4 * m + a));
   }
   B.CreateRetVoid();
   return true;

@@ -27,26 +27,38 @@ using BlockFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t*,
 // A chain: streams where each reads the one before it, run record by record
 // in one function, each record's values passed on in registers (see
 // docs/architecture.md, "Pipeline compilation").
-// void chain(const uint8_t* const* ext, const uint8_t* const* extNulls,
-//            uint8_t* const* outs, uint8_t* const* outNulls, int64_t count,
-//            uint64_t* rounded, const uint64_t* threadRounded, FoldFn slowFold,
-//            const uint8_t* const* last)
+// void chain(const ChainArgs* a, int64_t count)
 // Record i reads external record e at ext[i*E + e]; step m writes its record
 // i at outs[m] + i*recordSize (its history ring) and adds the roundings its
 // code made (*threadRounded, the thread's counter) to rounded[m]. A Window
-// step starts from its record before the first (last[2m], flags last[2m+1]).
+// step starts from its record before the first (last[2m], flags last[2m+1]);
+// a sliding step's accumulators are state[4m..4m+3], read and written back.
 using FoldFn = void (*)(int32_t op, int32_t type, const uint8_t* data, const uint8_t* nulls, int64_t count,
                         uint8_t* out);
-using ChainFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t* const*, uint8_t* const*, int64_t,
-                         uint64_t*, const uint64_t*, FoldFn, const uint8_t* const*);
+// A sliding fold beyond the exact range: step m's input record for the run's record i.
+using SlideFn = void (*)(void* ctx, int32_t step, int64_t record, uint8_t* out);
+struct ChainArgs {
+  const uint8_t* const* ext;
+  const uint8_t* const* extNulls;
+  uint8_t* const* outs;
+  uint8_t* const* outNulls;
+  uint64_t* rounded;
+  const uint64_t* threadRounded;
+  FoldFn slowFold;
+  const uint8_t* const* last;
+  int64_t* state;
+  void* ctx;
+  SlideFn slowSlide;
+};
+using ChainFn = void (*)(const ChainArgs*, int64_t);
 
 // One stream of a chain.
 struct ChainStep {
-  enum class Kind { Map, Fold, Window };
+  enum class Kind { Map, Fold, Window, SlideNulls, Slide };
   Kind kind = Kind::Map;
   vm::Program program;
   ir::Layout in, out;
-  // Operand k: the previous step's record (from[k] < 0) or external record from[k].
+  // Operand k: step m+from[k]'s record (from[k] < 0) or external record from[k].
   // Map: operand k's record lies unchanged at input element bases[k].
   std::vector<int> from, bases;
   // Fold: .sumc .avg .min .max (ir::Op) over the INTEGER elements (4 bytes
@@ -56,6 +68,12 @@ struct ChainStep {
   int foldElems = 0;
   // Window: A@(1, w), w > 0, over the previous step's one 4-byte element:
   // the record before, moved on by one element (no program runs).
+  // A window A@(1, w) that is not materialised, folded by .sumc or .avg as
+  // it slides over A's one INTEGER element: from = {A's record n, A's record
+  // n-w (external)}. SlideNulls (the window) counts its NULL elements and
+  // writes flag byte 0 of each record: 1 when it holds one. Slide (its
+  // reducer, the next step) keeps the sum, the sum of magnitudes and the
+  // count of present elements.
 };
 
 struct Request {

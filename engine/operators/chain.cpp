@@ -1,22 +1,30 @@
 // Chains: runs of computed streams compiled as one function (jit/chain.cpp).
 // A link p -> r joins a chain when r is p's only reader and both have the
 // same interval and tail (so both make record n in the same slot), neither
-// has rules, a fused window or an ad hoc origin, and each is a Map (SELECT or
-// + reading whole operand records in place) or a Fold (a reducer over a
-// record of INTEGER elements). Members stay materialised: each record is
-// still written to its ring, its NULL index and its store, so readers from
-// outside (the tail's readers, ad hoc imports, which run later in plan
-// order) see what the members' own steps would have written.
+// has rules or an ad hoc origin, and each is a step the chain knows:
+//   Map         SELECT or + reading whole operand records in place
+//   Fold        a reducer over a record of INTEGER elements
+//   Window      A@(1, w) copying A's one 4-byte element (its record before,
+//               moved on by one)
+//   SlideNulls  a fused window A@(1, w) over A's one INTEGER element (its
+//   + Slide     NULL count) and its .sumc/.avg (the sliding sum)
+// Members stay materialised (a fused window: its count and NULL index): each
+// record is still written to its ring, its NULL index and its store, so
+// readers from outside (the tail's readers, ad hoc imports, which run later
+// in plan order) see what the members' own steps would have written.
 #include <algorithm>
 
 #include "engine/operators/driver.hpp"
 #include "engine/operators/map_op.hpp"
 #include "engine/operators/operators.hpp"
+#include "engine/operators/window.hpp"
 #include "ir/values.hpp"
 
 namespace engine::ops {
 
 namespace {
+
+using Kind = jit::ChainStep::Kind;
 
 bool isFold(ir::Op op) {
   return op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG || op == ir::Op::STREAM_MIN || op == ir::Op::STREAM_MAX;
@@ -30,6 +38,8 @@ bool integerRecord(const ir::Layout& l) {
   return true;
 }
 
+int32_t windowLength(const Stream& s) { return std::get<std::pair<int32_t, int32_t>>(s.q->program.back().v).second; }
+
 // A@(1, w), w > 0, that copies A's one 4-byte element a record.
 bool slidingWindow(const Stream& s, const Streams& streams) {
   if (!s.identity || s.q->program.size() < 2 || s.q->program.back().op != ir::Op::STREAM_AGSE) return false;
@@ -39,8 +49,19 @@ bool slidingWindow(const Stream& s, const Streams& streams) {
          s.out.recordSize == 4 * w;
 }
 
+// A fused window over INTEGER elements that its .sumc or .avg folds as it slides.
+bool slidingFold(const Stream& w, const Streams& streams) {
+  if (!w.fusedInto || !slidingWindow(w, streams)) return false;
+  const Stream& r = *w.fusedInto;
+  const ir::Op op = r.q->program.back().op;
+  return (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG) && r.in.elems.size() == 1 &&
+         streams[size_t(w.srcs[0])]->out.elems[0].type == ir::Type::INTEGER;
+}
+
 bool chainable(const Stream& s, const Streams& streams) {
-  if (s.declared || s.adhoc || s.removed || s.rules || s.fusedInto || s.fusedWindow) return false;
+  if (s.declared || s.adhoc || s.removed || s.rules) return false;
+  if (s.fusedInto) return slidingFold(s, streams);
+  if (s.fusedWindow) return slidingFold(*s.fusedWindow, streams);
   if (s.identity) return slidingWindow(s, streams);
   if (s.q->program.size() == 1) return s.operandPointers;  // SELECT ... FROM A
   const ir::Op op = s.q->program.back().op;
@@ -49,10 +70,38 @@ bool chainable(const Stream& s, const Streams& streams) {
          integerRecord(streams[size_t(s.srcs[0])]->out);
 }
 
-}  // namespace
+Kind kindOf(const Stream& s) {
+  if (s.fusedInto) return Kind::SlideNulls;
+  if (s.fusedWindow) return Kind::Slide;
+  if (s.identity) return Kind::Window;
+  if (s.q->program.size() > 1 && isFold(s.q->program.back().op)) return Kind::Fold;
+  return Kind::Map;
+}
 
-bool chainFold(const Stream& s) { return s.q->program.size() > 1 && isFold(s.q->program.back().op); }
-bool chainWindow(const Stream& s) { return s.identity; }
+// A sliding fold beyond the exact range: the reducer's input record for the
+// run's record i, folded newest first over its producer's ring as the
+// reducer's step folds it (records of this run are in the ring, not yet
+// counted).
+void slideSlow(void* ctx, int32_t m, int64_t i, uint8_t* out) {
+  const Chain& ch = *static_cast<const Chain*>(ctx);
+  const Stream& r = *ch.members[size_t(m)];
+  const Stream& w = *ch.members[size_t(m) - 1];
+  const Stream& p = *(*ch.streams)[size_t(w.srcs[0])];
+  const int64_t n = ch.runNs[size_t(i)], len = windowLength(w);
+  std::vector<int32_t> v(size_t(len), 0);
+  std::vector<uint8_t> nulls(size_t(len), 1);
+  for (int64_t e = 0; e < len; ++e) {
+    const int64_t at = n - e - p.hist.base;
+    if (at < 0) continue;  // before the producer's first record: absent
+    const int64_t pos = p.hist.pos(at);
+    memcpy(&v[size_t(e)], p.hist.data.data() + pos * p.hist.rec, 4);
+    nulls[size_t(e)] = p.hist.nulls[size_t(pos * p.hist.elems)] != 0;
+  }
+  foldIntegerRecord(int32_t(r.q->program.back().op), int32_t(r.in.elems[0].type),
+                    reinterpret_cast<const uint8_t*>(v.data()), nulls.data(), len, out);
+}
+
+}  // namespace
 
 std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams) {
   // Readers of each stream (distinct streams).
@@ -62,11 +111,19 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
       auto& r = readers[size_t(src)];
       if (r.empty() || r.back() != s) r.push_back(s);
     }
-  auto next = [&](Stream* p) -> Stream* {
+  auto link = [&](Stream* p) -> Stream* {
     const auto& r = readers[size_t(p->index)];
     if (r.size() != 1 || !chainable(*p, streams) || !chainable(*r[0], streams)) return nullptr;
     Stream* n = r[0];
     return n->tick == p->tick && n->q->tail == p->q->tail ? n : nullptr;
+  };
+  // A stream joins one chain: of two producers linked to it, the first in plan order.
+  std::vector<Stream*> linkedFrom(streams.size(), nullptr);
+  for (auto* s : computed)
+    if (Stream* n = link(s); n && !linkedFrom[size_t(n->index)]) linkedFrom[size_t(n->index)] = s;
+  auto next = [&](Stream* p) -> Stream* {
+    Stream* n = link(p);
+    return n && linkedFrom[size_t(n->index)] == p ? n : nullptr;
   };
   std::vector<char> inner(streams.size(), 0);  // has a chain link into it
   for (auto* s : computed)
@@ -74,15 +131,16 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
   std::vector<std::shared_ptr<Chain>> chains;
   for (auto* s : computed) {
     if (inner[size_t(s->index)] || !next(s)) continue;
-    auto c = std::make_shared<Chain>();
     Stream* first = s;
-    if (first->identity) first = next(first);  // a window reads its producer in the chain
+    if (kindOf(*first) == Kind::Window) first = next(first);  // a window reads its producer in the chain
     if (!first || !next(first)) continue;
+    auto c = std::make_shared<Chain>();
     for (Stream* m = first; m; m = next(m)) c->members.push_back(m);
     for (size_t m = 0; m < c->members.size(); ++m) {
       Stream& st = *c->members[m];
       for (size_t k = 0; k < st.srcs.size(); ++k)
-        if (m == 0 || st.srcs[k] != c->members[m - 1]->index) c->externals.push_back({int(m), int(k)});
+        if (m == 0 || st.srcs[k] != c->members[m - 1]->index) c->externals.push_back({int(m), int(k), 0});
+      if (kindOf(st) == Kind::SlideNulls) c->externals.push_back({int(m), 0, windowLength(st)});  // the leaving element
       st.chain = c;
     }
     chains.push_back(std::move(c));
@@ -90,43 +148,91 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
   return chains;
 }
 
+std::vector<jit::ChainStep> chainSteps(const Chain& c, const Streams& streams) {
+  std::vector<jit::ChainStep> steps;
+  auto external = [&](size_t m, int k, int64_t lag) {
+    for (size_t e = 0; e < c.externals.size(); ++e)
+      if (c.externals[e].member == int(m) && c.externals[e].operand == k && c.externals[e].lag == lag) return int(e);
+    return -1;  // the previous member's record
+  };
+  for (size_t m = 0; m < c.members.size(); ++m) {
+    const Stream& s = *c.members[m];
+    jit::ChainStep st;
+    st.kind = kindOf(s);
+    st.program = s.program.bytecode;
+    st.in = s.in;
+    st.out = s.out;
+    if (st.kind == Kind::Slide) {  // reads what its window reads, one member further back
+      st.from = steps.back().from;
+      for (int& f : st.from) f -= f < 0 ? 1 : 0;
+    } else {
+      for (size_t k = 0; k < s.srcs.size(); ++k) st.from.push_back(external(m, int(k), 0));
+      if (st.kind == Kind::SlideNulls) st.from.push_back(external(m, 0, windowLength(s)));
+    }
+    if (st.kind == Kind::Fold || st.kind == Kind::Slide) st.fold = s.q->program.back().op;
+    if (st.kind == Kind::Fold) st.foldElems = int(streams[size_t(s.srcs[0])]->out.elems.size());
+    if (st.kind == Kind::Map) st.bases = s.slotBase;
+    steps.push_back(std::move(st));
+  }
+  return steps;
+}
+
+void dissolve(Chain& c) {
+  c.native = nullptr;
+  auto keep = c.members.front()->chain;  // alive until every member let go
+  for (auto* m : c.members) m->chain.reset();
+}
+
 void chainStep(BlockCtx& c, Chain& ch) {
   const Block& b = c.block;
   Stream& head = *ch.members[0];
-  const int64_t tail = head.q->tail;
-  int64_t origin = 0;
+  const int64_t tail = head.q->tail, n0 = head.due - tail;
+  const size_t M = ch.members.size(), E = ch.externals.size();
   bool native = ch.native != nullptr;
-  for (auto* m : ch.members) {
+  for (size_t m = 0; m < M && native; ++m) {
+    const Stream& s = *ch.members[m];
+    const Kind kind = kindOf(s);
     // A window moves on from its record before the block's first.
-    origin = std::max<int64_t>(origin, m->q->origin + (m->identity ? 1 : 0));
-    native = native && !m->rules && m->error.empty() && m->due == head.due;
+    const int64_t origin = s.q->origin + (kind == Kind::Window ? 1 : 0);
+    native = !s.rules && s.error.empty() && s.due == head.due && n0 >= origin;
+    if (kind == Kind::SlideNulls || kind == Kind::Slide) {
+      // A sliding fold goes on from the positions its step left it at.
+      const int64_t w = windowLength(kind == Kind::Slide ? *s.fusedWindow : s);
+      native = native && s.running.valid && s.running.lo == n0 - w && s.running.hi == n0 - 1;
+    }
   }
-  // Before the last member's first record, some members have silent slots:
-  // their own steps number those.
-  if (!native || head.due - tail < origin) {
+  if (!native) {
     for (auto* m : ch.members) m->step(c, *m);
     return;
   }
-  const size_t M = ch.members.size(), E = ch.externals.size();
   const std::vector<char>& due = b.due[head.tickIndex];
+  ch.streams = &c.streams;
   ch.ext.resize(size_t(kRun) * std::max<size_t>(E, 1));
   ch.extNull.resize(ch.ext.size());
   ch.outs.resize(M);
   ch.outNulls.resize(M);
   ch.rounded.assign(M, 0);
   ch.last.assign(2 * M, nullptr);
+  ch.state.assign(4 * M, 0);
   ch.startCount.resize(M);
   ch.upTo.resize(size_t(b.slots));
+  ch.blockNs.clear();
+  ch.blockJs.clear();
+  ch.windowNulls.resize(M);
+  std::vector<uint64_t> durableBefore(M);
   for (size_t m = 0; m < M; ++m) {
     Stream& s = *ch.members[m];
     s.wrote = 0;
     ch.startCount[m] = s.hist.count;
-  }
-  std::vector<uint64_t> durableBefore(M);
-  for (size_t m = 0; m < M; ++m) {
-    const Stream& s = *ch.members[m];
+    ch.windowNulls[m].clear();
     durableBefore[m] = s.files.store ? s.files.store->durable() : 0;
+    const Stream::Running& r = s.running;
+    if (kindOf(s) == Kind::SlideNulls) ch.state[4 * m] = r.nulls;
+    if (kindOf(s) == Kind::Slide) ch.state[4 * m] = r.sum, ch.state[4 * m + 1] = r.sumAbs, ch.state[4 * m + 2] = r.present;
   }
+  const jit::ChainArgs args{ch.ext.data(),   ch.extNull.data(),     ch.outs.data(),      ch.outNulls.data(),
+                            ch.rounded.data(), &ir::val::ratRounded(), &foldIntegerRecord, ch.last.data(),
+                            ch.state.data(), &ch,                  &slideSlow};
   auto room = [&] {
     int64_t r = kRun;
     for (auto* m : ch.members) r = std::min(r, m->hist.contiguous());
@@ -143,22 +249,34 @@ void chainStep(BlockCtx& c, Chain& ch) {
       const Chain::External& x = ch.externals[e];
       Stream& s = *ch.members[size_t(x.member)];
       const Stream& p = c.src(s, size_t(x.operand));
-      const ir::Rational r = s.operandRatio[size_t(x.operand)];
-      // Record n reads record floor(n·r) (n itself for r = 1), the ring lookups
-      // inline; n grows through the run, so the floor moves on without a division.
-      int64_t idx = floorMul(ns[0], r), from = ns[0], until = INT64_MAX;
-      if (r.num != r.den) until = r.num > 0 ? ceilMul(idx + 1, ir::Rational{r.den, r.num}) : INT64_MAX;
       const History& h = p.hist;
       const int64_t window = h.window, mask = h.mask, cap = h.cap, base = h.base, rec = h.rec, elems = h.elems;
       const uint8_t* data = h.data.data();
       const uint8_t* nulls = h.nulls.data();
+      if (x.lag > 0) {
+        // A sliding window's leaving element, record n - lag: written before
+        // it is read (earlier in the run or before it), still in the ring
+        // (it holds the window and one block more).
+        for (int i = 0; i < k; ++i) {
+          const int64_t at = ns[i] - x.lag - base;
+          const int64_t pos = at < 0 ? 0 : mask >= 0 ? (at & mask) : at % cap;
+          ch.ext[size_t(i) * E + e] = at >= 0 ? data + pos * rec : s.zeroRec.data();
+          ch.extNull[size_t(i) * E + e] = at >= 0 ? nulls + pos * elems : s.nullFlags.data();
+        }
+        continue;
+      }
+      const ir::Rational r = s.operandRatio[size_t(x.operand)];
+      // Record n reads record floor(n·r) (n itself for r = 1), the ring lookups
+      // inline; n grows through the run, so the floor moves on without a division.
+      int64_t idx = floorMul(ns[0], r), until = INT64_MAX;
+      if (r.num != r.den && r.num > 0) until = ceilMul(idx + 1, ir::Rational{r.den, r.num});
       const int64_t* vis = p.vis.data();
       for (int i = 0; i < k; ++i) {
         const int64_t n = ns[i];
-        if (r.num == r.den) idx = n;
-        else if (n >= until || n < from) {  // (n < from: never, n grows)
+        if (r.num == r.den) {
+          idx = n;
+        } else if (n >= until) {
           idx = floorMul(n, r);
-          from = n;
           until = r.num > 0 ? ceilMul(idx + 1, ir::Rational{r.den, r.num}) : INT64_MAX;
         }
         const int64_t at = idx - base, v = vis[js[i]];
@@ -174,14 +292,19 @@ void chainStep(BlockCtx& c, Chain& ch) {
       ch.outNulls[m] = s.hist.nextNulls();
       // A window moves on from its newest record, the one before the run's
       // first (the block's gate makes sure it exists, the ring holds one block more).
-      if (s.identity) s.hist.get(ns[0] - 1, ch.last[2 * m], ch.last[2 * m + 1]);
+      if (kindOf(s) == Kind::Window) s.hist.get(ns[0] - 1, ch.last[2 * m], ch.last[2 * m + 1]);
     }
-    ch.native(ch.ext.data(), ch.extNull.data(), ch.outs.data(), ch.outNulls.data(), k, ch.rounded.data(),
-              &ir::val::ratRounded(), &foldIntegerRecord, ch.last.data());
+    ch.runNs = ns;
+    ch.native(&args, k);
     for (size_t m = 0; m < M; ++m) {
       Stream& s = *ch.members[m];
       s.hist.commit(k);
       s.wrote += k;
+      if (kindOf(s) == Kind::SlideNulls) {  // its NULL index after the block, when its producer is visible
+        const size_t ne = s.out.elems.size();
+        for (int i = 0; i < k; ++i) ch.windowNulls[m].push_back(ch.outNulls[m][size_t(i) * ne]);
+        continue;
+      }
       try {
         emitRun(s, ns, k, ch.outs[m], ch.outNulls[m]);
       } catch (const std::exception& e) {
@@ -189,13 +312,15 @@ void chainStep(BlockCtx& c, Chain& ch) {
         failed = true;
       }
     }
+    ch.blockNs.insert(ch.blockNs.end(), ns, ns + k);
+    ch.blockJs.insert(ch.blockJs.end(), js, js + k);
     written += k;
     k = 0;
   };
   int64_t dueCount = 0;
   for (int j = 0; j < b.slots; ++j) {
     if (due[size_t(j)]) {
-      ns[k] = head.due + dueCount++ - tail;
+      ns[k] = n0 + dueCount++;
       js[k] = j;
       ++k;
     }
@@ -214,6 +339,12 @@ void chainStep(BlockCtx& c, Chain& ch) {
     if (failed)  // nothing after the failing run was written
       for (int j = 0; j < b.slots; ++j) s.vis[size_t(j)] = std::min(s.vis[size_t(j)], s.hist.count);
     s.rounded += ch.rounded[m];
+    Stream::Running& r = s.running;
+    const int64_t moved = s.hist.count - ch.startCount[m];
+    if (kindOf(s) == Kind::SlideNulls) r.nulls = ch.state[4 * m], r.lo += moved, r.hi += moved;
+    if (kindOf(s) == Kind::Slide)
+      r.sum = ch.state[4 * m], r.sumAbs = ch.state[4 * m + 1], r.present = ch.state[4 * m + 2], r.lo += moved,
+      r.hi += moved;
     // The index entries of the records the store wrote, as each member's own step does.
     if (s.files.store && s.error.empty() && s.files.store->durable() != durableBefore[m]) {
       try {
@@ -221,6 +352,17 @@ void chainStep(BlockCtx& c, Chain& ch) {
       } catch (const std::exception& e) {
         s.error = e.what();
       }
+    }
+  }
+  // Fused windows' NULL index entries, now that their producers' records are visible.
+  for (size_t m = 0; m < M; ++m) {
+    Stream& s = *ch.members[m];
+    if (kindOf(s) != Kind::SlideNulls || ch.windowNulls[m].empty()) continue;
+    try {
+      fusedWindowIndex(s, c.src(s, 0), ch.blockNs.data(), ch.blockJs.data(), ch.windowNulls[m].data(),
+                       int(ch.windowNulls[m].size()));
+    } catch (const std::exception& e) {
+      s.error = e.what();
     }
   }
 }

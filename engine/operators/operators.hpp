@@ -41,14 +41,18 @@ void foldIntegerRecord(int32_t op, int32_t type, const uint8_t* data, const uint
 
 // Chains (chain.cpp): found once the plan's streams are set up and fused.
 std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams);
-// What kind of chain step a member is (a Map reads whole operand records in
-// place; a Fold is a reducer over a record of INTEGER elements; a Window
-// slides over its producer's one element a record).
-bool chainFold(const Stream& s);
-bool chainWindow(const Stream& s);  // a window A@(1, w) over the previous member
+// The chain's steps for the JIT (jit::ChainStep, one a member).
+std::vector<jit::ChainStep> chainSteps(const Chain& chain, const Streams& streams);
 // The last member's turn: the chain over the block (each member's own step
 // when the code is not there or the block starts before a member's origin).
 void chainStep(BlockCtx& c, Chain& chain);
+// Its members go back to their own steps for good (a fused window in it is
+// materialised again).
+void dissolve(Chain& chain);
+// A fused window's NULL index entries for k records, `flags[i]` set where
+// record ns[i] holds a NULL element (the chain counts them as it slides).
+void fusedWindowIndex(Stream& window, const Stream& producer, const int64_t* ns, const int* js, const uint8_t* flags,
+                      int k);
 
 // Whether the input form may be the operands' records in place: every
 // operand lies unchanged in the input record and the input has nothing else.

@@ -239,6 +239,23 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
 
 }  // namespace
 
+void fusedWindowIndex(Stream& s, const Stream& producer, const int64_t* ns, const int* js, const uint8_t* flags,
+                      int k) {
+  const WindowShape w(s, producer);
+  uint64_t present = 0;  // records without a NULL element not yet in the index
+  for (int i = 0; i < k; ++i) {
+    if (!flags[i]) {
+      ++present;
+      continue;
+    }
+    s.files.meta->appendPresent(present);
+    present = 0;
+    windowBitmap(s, w, ns[i], js[i]);
+    s.files.meta->append(s.bitmap);
+  }
+  s.files.meta->appendPresent(present);
+}
+
 StepFn setUpWindow(Stream& s, const Streams& streams) {
   // Copying needs the producer's elements to be of the window's type already.
   const Stream& a = *streams[size_t(s.srcs[0])];
@@ -304,6 +321,7 @@ void fuseWindows(const std::vector<Stream*>& computed, const Streams& streams) {
 
 void unfuse(Stream& w, Streams& streams) {
   if (!w.fusedInto) return;
+  if (w.chain) dissolve(*w.chain);  // its chain folded it in place
   Stream& r = *w.fusedInto;
   w.fusedInto = nullptr;
   r.fusedWindow = nullptr;

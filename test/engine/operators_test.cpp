@@ -410,8 +410,10 @@ TEST_CASE("a SELECT over a fused window reads the elements it loads, as the wind
 // tail 3 ends the chain before it, at the VOLATILE p), a
 // sum over a record beyond INTEGER range (the exact fold in RATIONAL, with
 // roundings), AVG, MIN, a window sliding over its producer (runs of 256
-// records within a block), NULLs from a zero divisor, a VOLATILE member, and
-// every block length, on two threads and on the VM.
+// records within a block), fused windows folded as they slide (NULLs in them,
+// sums beyond INTEGER range, a producer outside the chain), NULLs from a zero
+// divisor, a VOLATILE member, and every block length, on two threads and on
+// the VM.
 TEST_CASE("a chain compiled as one loop writes what each stream's own step writes", "[engine][chain]") {
   RunDir d;
   d.write("src.txt", sequence(-40, 400));
@@ -432,8 +434,19 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
       "SELECT mn[0] * 2 STREAM m2 FROM mn\n"
       "SELECT 7 / (s[0] - 5 * (s[0] / 5)) STREAM e FROM s\n"
       "SELECT * STREAM ew FROM e@(1,6)\n"
-      "SELECT ew[0] - ew[5], ew[2] STREAM ed FROM ew\n";
-  const std::vector<std::string> files = {"q", "r", "t", "a", "a2", "mn", "m2", "p2", "p3", "e", "ew", "ed"};
+      "SELECT ew[0] - ew[5], ew[2] STREAM ed FROM ew\n"
+      "SELECT 7 / (s[0] - 4 * (s[0] / 4)) + 1000000000 STREAM g FROM s\n"
+      "SELECT * STREAM gw FROM g@(1,3) VOLATILE\n"
+      "SELECT gw[0] STREAM ga FROM gw.avg\n"
+      "SELECT ga[0] * 2 STREAM gb FROM ga\n"
+      "SELECT 5 / (s[0] - 6 * (s[0] / 6)) STREAM h FROM s\n"
+      "SELECT * STREAM hw FROM h@(1,5) VOLATILE\n"
+      "SELECT hw[0] STREAM hs FROM hw.sumc\n"
+      "SELECT * STREAM sw FROM s@(1,7) VOLATILE\n"
+      "SELECT sw[0] STREAM sa FROM sw.avg\n"
+      "SELECT sa[0] + 1 STREAM sb FROM sa\n";
+  const std::vector<std::string> files = {"q",  "r",  "t",  "a",  "a2", "mn", "m2", "p2", "p3", "e",  "ew",
+                                          "ed", "g",  "ga", "gb", "h",  "hs", "sa", "sb", "gw", "hw", "sw"};
   std::map<std::string, std::string> reference;
   std::string referenceRounded;
   // Chains run on optimised code (a run this short never tiers up from quick code).
@@ -449,14 +462,17 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
     CHECK((out.find("chain: p2 -> a -> a2 compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: p3 -> mn -> m2 compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: e -> ew -> ed compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: g -> gw -> ga -> gb compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: h -> hw -> hs compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: sw -> sa -> sb compiled as one loop") != std::string::npos) == chained);
     const bool optimised = std::string(mode).find("optimised") != std::string::npos;
-    CHECK((out.find("JIT: 4 chains run as one loop each") != std::string::npos) == optimised);
+    CHECK((out.find("JIT: 7 chains run as one loop each") != std::string::npos) == optimised);
     std::string rounded;
     for (size_t at = out.find("rounded: "); at != std::string::npos; at = out.find("rounded: ", at + 1))
       rounded += out.substr(at, out.find('\n', at) - at) + "\n";
     for (auto& f : files) {
       INFO(f);
-      const std::string data = d.read(f), meta = d.read(f + ".meta").substr(8);
+      const std::string data = d.read(f), meta = d.read(f + ".meta").substr(8);  // a fused window: no data
       if (!reference.count(f)) {
         reference[f] = data;
         reference[f + ".meta"] = meta;
@@ -471,4 +487,5 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
   }
   CHECK(reference["t"].size() > 250 * 16);
   CHECK(referenceRounded.find("rounded: r ") != std::string::npos);  // the fold beyond INTEGER range rounded
+  CHECK(referenceRounded.find("rounded: ga ") != std::string::npos);  // so did the sliding average
 }
