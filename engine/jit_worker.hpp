@@ -30,8 +30,8 @@ class JitWorker : public std::enable_shared_from_this<JitWorker> {
     int rule = -1;        // -1: the field program; else the rule's index
     vm::Program prog;
     ir::Layout in, out;
-    bool block = false;         // a stream step (jit::BlockFn) over these operands
-    std::vector<int> operands;  // first input element of each operand (block form)
+    bool block = false;                 // a stream step (jit::BlockFn) over these operands
+    std::vector<int> operands;          // first input element of each operand (block form)
     std::vector<jit::ChainStep> chain;  // set: a chain whose last member is `serial`
     int chainExternals = 0;
     jit::FieldFn fn = nullptr;

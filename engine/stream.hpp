@@ -111,7 +111,7 @@ struct Stream {
   Stream* fusedInto = nullptr;    // set on the window
   Stream* fusedWindow = nullptr;  // set on the reader
   std::vector<int> fusedLoads;    // a SELECT reader: the window elements its program loads
-  std::shared_ptr<Chain> chain;  // set on every member of a chain
+  std::shared_ptr<Chain> chain;   // set on every member of a chain
   // stored artifacts: data store and NULL index (a VOLATILE stream has no store)
   storage::FamilyStores files;
   int metaBits = 0;

@@ -64,7 +64,8 @@ struct ChainLowering {
     B.CreateCondBr(B.CreateICmpSLT(ev, B.getInt64(uint64_t(ne))), body, done);
     B.SetInsertPoint(body);
     Value* v = B.CreateSExt(
-        B.CreateAlignedLoad(B.getInt32Ty(), B.CreateGEP(B.getInt8Ty(), d, B.CreateShl(ev, 2)), llvm::MaybeAlign(1)), i64);
+        B.CreateAlignedLoad(B.getInt32Ty(), B.CreateGEP(B.getInt8Ty(), d, B.CreateShl(ev, 2)), llvm::MaybeAlign(1)),
+        i64);
     Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), B.CreateGEP(B.getInt8Ty(), nl, ev)), B.getInt8(0));
     Value* x = B.CreateSelect(isNull, B.getInt64(0), v);
     B.CreateStore(B.CreateAdd(load64(present), B.CreateZExt(B.CreateNot(isNull), i64)), present);
@@ -83,8 +84,9 @@ struct ChainLowering {
       // Partial sums beyond the type's exact range: the engine's fold in that type.
       auto ptr = llvm::PointerType::getUnqual(C);
       auto* ty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt32Ty(), ptr, ptr, i64, ptr}, false);
-      B.CreateCall(ty, slowFold, {B.getInt32(uint32_t(s.fold)), B.getInt32(uint32_t(s.in.elems[0].type)), d, nl,
-                                  B.getInt64(uint64_t(ne)), in});
+      B.CreateCall(ty, slowFold,
+                   {B.getInt32(uint32_t(s.fold)), B.getInt32(uint32_t(s.in.elems[0].type)), d, nl,
+                    B.getInt64(uint64_t(ne)), in});
     });
   }
 
@@ -115,8 +117,8 @@ struct ChainLowering {
       Value *num = B.CreateTrunc(r, B.getInt32Ty()), *den = B.getInt32(1);
       if (s.fold == ir::Op::STREAM_AVG) {  // sum / present, reduced as the VM's division reduces
         auto div = M.getOrInsertFunction(
-            "rdb_rat_div", llvm::FunctionType::get(i64, {B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty()},
-                                                   false));
+            "rdb_rat_div",
+            llvm::FunctionType::get(i64, {B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty()}, false));
         Value* q = B.CreateCall(div, {num, den, B.CreateTrunc(n, B.getInt32Ty()), B.getInt32(1)});
         num = B.CreateTrunc(q, B.getInt32Ty());
         den = B.CreateTrunc(B.CreateLShr(q, 32), B.getInt32Ty());
@@ -156,7 +158,7 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   const size_t n = steps.size();
   // Each step's record and flags, its fold's input record, its roundings,
   // a sliding step's accumulators (sum, sum of magnitudes, present; NULLs).
-  std::vector<llvm::AllocaInst *> rec(n), nulls(n), foldIn(n, nullptr), foldNull(n, nullptr), roundings(n);
+  std::vector<llvm::AllocaInst*> rec(n), nulls(n), foldIn(n, nullptr), foldNull(n, nullptr), roundings(n);
   std::vector<std::array<llvm::AllocaInst*, 3>> acc(n);
   for (size_t m = 0; m < n; ++m) {
     const ChainStep& s = steps[m];
@@ -219,8 +221,8 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
         // new one goes first (NULL as zero bytes).
         const uint64_t W = s.out.elems.size();
         if (W > 1) {
-          B.CreateMemMove(B.CreateConstGEP1_64(B.getInt8Ty(), rec[m], 4), llvm::MaybeAlign(4), rec[m], llvm::MaybeAlign(8),
-                          4 * (W - 1));
+          B.CreateMemMove(B.CreateConstGEP1_64(B.getInt8Ty(), rec[m], 4), llvm::MaybeAlign(4), rec[m],
+                          llvm::MaybeAlign(8), 4 * (W - 1));
           B.CreateMemMove(B.CreateConstGEP1_64(B.getInt8Ty(), nulls[m], 1), llvm::MaybeAlign(1), nulls[m],
                           llvm::MaybeAlign(8), W - 1);
         }
@@ -274,12 +276,15 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
       Value* out = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outs, m));
       Value* outNull = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outNulls, m));
       if (s.kind == Kind::SlideNulls) {
-        B.CreateStore(B.CreateLoad(B.getInt8Ty(), nulls[m]), B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))));
+        B.CreateStore(B.CreateLoad(B.getInt8Ty(), nulls[m]),
+                      B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))));
       } else {
-        if (rs) B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), out, B.CreateMul(i, B.getInt64(rs))), llvm::MaybeAlign(1), rec[m],
-                               llvm::MaybeAlign(8), rs);
-        if (ne) B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))), llvm::MaybeAlign(1),
-                               nulls[m], llvm::MaybeAlign(8), ne);
+        if (rs)
+          B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), out, B.CreateMul(i, B.getInt64(rs))), llvm::MaybeAlign(1), rec[m],
+                         llvm::MaybeAlign(8), rs);
+        if (ne)
+          B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))), llvm::MaybeAlign(1),
+                         nulls[m], llvm::MaybeAlign(8), ne);
       }
       // Its roundings: what the thread's counter gained during its code.
       Value* now = L.load64(threadRounded);

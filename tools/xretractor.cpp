@@ -59,7 +59,8 @@ void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
       ->check(CLI::Range(1, 1 << 16))
       ->group(run);
   app.add_flag("--no-fuse", a.noFuse, "materialise every VOLATILE window (no folding into its reducer)")->group(run);
-  app.add_flag("--no-chains", a.noChains, "run every stream by its own step (no chains compiled as one loop)")->group(run);
+  app.add_flag("--no-chains", a.noChains, "run every stream by its own step (no chains compiled as one loop)")
+      ->group(run);
   app.add_option("--jit-tier", a.jitTier,
                  "auto (quick code, then optimised code off the slot thread), quick or optimised")
       ->check(CLI::IsMember({"auto", "quick", "optimised"}))

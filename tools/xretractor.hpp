@@ -29,8 +29,8 @@ struct RunArgs {
   std::string queryFile, name, limitText, jitTier = "auto", metrics, http, webDir;
   int64_t limit = 0;
   bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false,
-       untilEof = false, interpret = false, cleanup = false, noFuse = false, noChains = false, parallel = false, strict = false,
-       allowAdhocSystem = false, listenAny = false;
+       untilEof = false, interpret = false, cleanup = false, noFuse = false, noChains = false, parallel = false,
+       strict = false, allowAdhocSystem = false, listenAny = false;
   int threads = 0, blockSlots = 0, spinUs = 0;
   std::vector<std::string> disabled;
 };

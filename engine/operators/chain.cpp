@@ -66,8 +66,7 @@ bool chainable(const Stream& s, const Streams& streams) {
   if (s.q->program.size() == 1) return s.operandPointers;  // SELECT ... FROM A
   const ir::Op op = s.q->program.back().op;
   if (op == ir::Op::STREAM_ADD) return s.operandPointers;
-  return isFold(op) && s.srcs.size() == 1 && s.in.elems.size() == 1 &&
-         integerRecord(streams[size_t(s.srcs[0])]->out);
+  return isFold(op) && s.srcs.size() == 1 && s.in.elems.size() == 1 && integerRecord(streams[size_t(s.srcs[0])]->out);
 }
 
 Kind kindOf(const Stream& s) {
@@ -228,11 +227,15 @@ void chainStep(BlockCtx& c, Chain& ch) {
     durableBefore[m] = s.files.store ? s.files.store->durable() : 0;
     const Stream::Running& r = s.running;
     if (kindOf(s) == Kind::SlideNulls) ch.state[4 * m] = r.nulls;
-    if (kindOf(s) == Kind::Slide) ch.state[4 * m] = r.sum, ch.state[4 * m + 1] = r.sumAbs, ch.state[4 * m + 2] = r.present;
+    if (kindOf(s) == Kind::Slide)
+      ch.state[4 * m] = r.sum, ch.state[4 * m + 1] = r.sumAbs, ch.state[4 * m + 2] = r.present;
   }
-  const jit::ChainArgs args{ch.ext.data(),   ch.extNull.data(),     ch.outs.data(),      ch.outNulls.data(),
-                            ch.rounded.data(), &ir::val::ratRounded(), &foldIntegerRecord, ch.last.data(),
-                            ch.state.data(), &ch,                  &slideSlow};
+  const jit::ChainArgs args{ch.ext.data(),      ch.extNull.data(),
+                            ch.outs.data(),     ch.outNulls.data(),
+                            ch.rounded.data(),  &ir::val::ratRounded(),
+                            &foldIntegerRecord, ch.last.data(),
+                            ch.state.data(),    &ch,
+                            &slideSlow};
   auto room = [&] {
     int64_t r = kRun;
     for (auto* m : ch.members) r = std::min(r, m->hist.contiguous());

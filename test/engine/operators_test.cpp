@@ -445,8 +445,8 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
       "SELECT * STREAM sw FROM s@(1,7) VOLATILE\n"
       "SELECT sw[0] STREAM sa FROM sw.avg\n"
       "SELECT sa[0] + 1 STREAM sb FROM sa\n";
-  const std::vector<std::string> files = {"q",  "r",  "t",  "a",  "a2", "mn", "m2", "p2", "p3", "e",  "ew",
-                                          "ed", "g",  "ga", "gb", "h",  "hs", "sa", "sb", "gw", "hw", "sw"};
+  const std::vector<std::string> files = {"q",  "r", "t",  "a",  "a2", "mn", "m2", "p2", "p3", "e",  "ew",
+                                          "ed", "g", "ga", "gb", "h",  "hs", "sa", "sb", "gw", "hw", "sw"};
   std::map<std::string, std::string> reference;
   std::string referenceRounded;
   // Chains run on optimised code (a run this short never tiers up from quick code).
@@ -486,6 +486,6 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
     CHECK(rounded == referenceRounded);
   }
   CHECK(reference["t"].size() > 250 * 16);
-  CHECK(referenceRounded.find("rounded: r ") != std::string::npos);  // the fold beyond INTEGER range rounded
+  CHECK(referenceRounded.find("rounded: r ") != std::string::npos);   // the fold beyond INTEGER range rounded
   CHECK(referenceRounded.find("rounded: ga ") != std::string::npos);  // so did the sliding average
 }
