@@ -45,7 +45,13 @@ struct Chain {
   struct External {
     int member, operand;  // members[member] reads this operand from outside the chain
     int64_t lag = 0;      // record n - lag of it (a sliding window's leaving element)
+    // Read from the ring as it is during the run (a member's record, or one
+    // leaving a window), not through the producer's visible count.
+    bool raw = false;
   };
+  // Member m makes record n - shift[m] when the first makes n (its tail is
+  // shift[m] larger: it reads a member before it that many records back).
+  std::vector<int64_t> shift;
   std::vector<External> externals;
   jit::ChainFn native = nullptr;
   // Scratch of a run: external record pointers, the members' output runs,

@@ -1,7 +1,8 @@
 // Chains: runs of computed streams compiled as one function (jit/chain.cpp).
-// A link p -> r joins a chain when r is p's only reader and both have the
-// same interval and tail (so both make record n in the same slot), neither
-// has rules or an ad hoc origin, and each is a step the chain knows:
+// A link p -> r joins a chain when r is p's only reader, both have the same
+// interval, r's tail is not smaller (a larger one: r reads p's records some
+// records back, from p's ring), neither has rules or an ad hoc origin, and
+// each is a step the chain knows:
 //   Map         SELECT or + reading whole operand records in place
 //   Fold        a reducer over a record of INTEGER elements
 //   Window      A@(1, w) copying A's one 4-byte element (its record before,
@@ -86,7 +87,7 @@ void slideSlow(void* ctx, int32_t m, int64_t i, uint8_t* out) {
   const Stream& r = *ch.members[size_t(m)];
   const Stream& w = *ch.members[size_t(m) - 1];
   const Stream& p = *(*ch.streams)[size_t(w.srcs[0])];
-  const int64_t n = ch.runNs[size_t(i)], len = windowLength(w);
+  const int64_t n = ch.runNs[size_t(i)] - ch.shift[size_t(m)], len = windowLength(w);
   std::vector<int32_t> v(size_t(len), 0);
   std::vector<uint8_t> nulls(size_t(len), 1);
   for (int64_t e = 0; e < len; ++e) {
@@ -114,7 +115,13 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
     const auto& r = readers[size_t(p->index)];
     if (r.size() != 1 || !chainable(*p, streams) || !chainable(*r[0], streams)) return nullptr;
     Stream* n = r[0];
-    return n->tick == p->tick && n->q->tail == p->q->tail ? n : nullptr;
+    if (n->tick != p->tick || n->q->tail < p->q->tail) return nullptr;
+    // A reader with a larger tail reads p's records from its ring, some
+    // records back: a map or a fold can, a window needs p's newest.
+    const Kind kn = kindOf(*n);
+    if (n->q->tail > p->q->tail && ((kn != Kind::Map && kn != Kind::Fold) || kindOf(*p) == Kind::SlideNulls))
+      return nullptr;
+    return n;
   };
   // A stream joins one chain: of two producers linked to it, the first in plan order.
   std::vector<Stream*> linkedFrom(streams.size(), nullptr);
@@ -130,16 +137,18 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
   std::vector<std::shared_ptr<Chain>> chains;
   for (auto* s : computed) {
     if (inner[size_t(s->index)] || !next(s)) continue;
-    Stream* first = s;
-    if (kindOf(*first) == Kind::Window) first = next(first);  // a window reads its producer in the chain
-    if (!first || !next(first)) continue;
     auto c = std::make_shared<Chain>();
-    for (Stream* m = first; m; m = next(m)) c->members.push_back(m);
+    for (Stream* m = s; m; m = next(m)) c->members.push_back(m);
     for (size_t m = 0; m < c->members.size(); ++m) {
       Stream& st = *c->members[m];
-      for (size_t k = 0; k < st.srcs.size(); ++k)
-        if (m == 0 || st.srcs[k] != c->members[m - 1]->index) c->externals.push_back({int(m), int(k), 0});
-      if (kindOf(st) == Kind::SlideNulls) c->externals.push_back({int(m), 0, windowLength(st)});  // the leaving element
+      c->shift.push_back(st.q->tail - s->q->tail);
+      for (size_t k = 0; k < st.srcs.size(); ++k) {
+        const bool fromPrevious = m > 0 && st.srcs[k] == c->members[m - 1]->index;
+        if (!fromPrevious) c->externals.push_back({int(m), int(k), 0, false});
+        else if (st.q->tail != c->members[m - 1]->q->tail) c->externals.push_back({int(m), int(k), 0, true});
+      }
+      if (kindOf(st) == Kind::SlideNulls)  // the element leaving the window
+        c->externals.push_back({int(m), 0, windowLength(st), true});
       st.chain = c;
     }
     chains.push_back(std::move(c));
@@ -152,7 +161,7 @@ std::vector<jit::ChainStep> chainSteps(const Chain& c, const Streams& streams) {
   auto external = [&](size_t m, int k, int64_t lag) {
     for (size_t e = 0; e < c.externals.size(); ++e)
       if (c.externals[e].member == int(m) && c.externals[e].operand == k && c.externals[e].lag == lag) return int(e);
-    return -1;  // the previous member's record
+    return -1;  // the previous member's record of this run
   };
   for (size_t m = 0; m < c.members.size(); ++m) {
     const Stream& s = *c.members[m];
@@ -193,11 +202,12 @@ void chainStep(BlockCtx& c, Chain& ch) {
     const Kind kind = kindOf(s);
     // A window moves on from its record before the block's first.
     const int64_t origin = s.q->origin + (kind == Kind::Window ? 1 : 0);
-    native = !s.rules && s.error.empty() && s.due == head.due && n0 >= origin;
+    const int64_t first = n0 - ch.shift[m];  // its first record of the block
+    native = !s.rules && s.error.empty() && s.due == head.due && first >= origin;
     if (kind == Kind::SlideNulls || kind == Kind::Slide) {
       // A sliding fold goes on from the positions its step left it at.
       const int64_t w = windowLength(kind == Kind::Slide ? *s.fusedWindow : s);
-      native = native && s.running.valid && s.running.lo == n0 - w && s.running.hi == n0 - 1;
+      native = native && s.running.valid && s.running.lo == first - w && s.running.hi == first - 1;
     }
   }
   if (!native) {
@@ -247,7 +257,9 @@ void chainStep(BlockCtx& c, Chain& ch) {
   bool failed = false;
   auto flush = [&] {
     if (k == 0 || failed) return;
-    // The external records of each record, as the members' index maps read them.
+    // The external records of each record, as the members' index maps read
+    // them. Locals throughout: the stores through the pointer arrays could
+    // otherwise alias every field the loops read.
     for (size_t e = 0; e < E; ++e) {
       const Chain::External& x = ch.externals[e];
       Stream& s = *ch.members[size_t(x.member)];
@@ -256,27 +268,34 @@ void chainStep(BlockCtx& c, Chain& ch) {
       const int64_t window = h.window, mask = h.mask, cap = h.cap, base = h.base, rec = h.rec, elems = h.elems;
       const uint8_t* data = h.data.data();
       const uint8_t* nulls = h.nulls.data();
-      if (x.lag > 0) {
-        // A sliding window's leaving element, record n - lag: written before
-        // it is read (earlier in the run or before it), still in the ring
-        // (it holds the window and one block more).
+      const uint8_t* zero = s.zeroRec.data();
+      const uint8_t* none = s.nullFlags.data();
+      const uint8_t** __restrict outD = ch.ext.data() + e;
+      const uint8_t** __restrict outN = ch.extNull.data() + e;
+      const int64_t lag = x.lag, shift = ch.shift[size_t(x.member)];
+      if (x.raw) {
+        // A member's record some records back, or one leaving a window
+        // (record n - lag): written before it is read (earlier in the run or
+        // before it), still in the ring (it holds the reader's demand and
+        // one block more).
         for (int i = 0; i < k; ++i) {
-          const int64_t at = ns[i] - x.lag - base;
+          const int64_t at = ns[i] - shift - lag - base;
           const int64_t pos = at < 0 ? 0 : mask >= 0 ? (at & mask) : at % cap;
-          ch.ext[size_t(i) * E + e] = at >= 0 ? data + pos * rec : s.zeroRec.data();
-          ch.extNull[size_t(i) * E + e] = at >= 0 ? nulls + pos * elems : s.nullFlags.data();
+          outD[size_t(i) * E] = at >= 0 ? data + pos * rec : zero;
+          outN[size_t(i) * E] = at >= 0 ? nulls + pos * elems : none;
         }
         continue;
       }
       const ir::Rational r = s.operandRatio[size_t(x.operand)];
+      const int64_t* vis = p.vis.data();
       // Record n reads record floor(n·r) (n itself for r = 1), the ring lookups
       // inline; n grows through the run, so the floor moves on without a division.
-      int64_t idx = floorMul(ns[0], r), until = INT64_MAX;
-      if (r.num != r.den && r.num > 0) until = ceilMul(idx + 1, ir::Rational{r.den, r.num});
-      const int64_t* vis = p.vis.data();
+      const bool unit = r.num == r.den;
+      int64_t idx = floorMul(ns[0] - shift, r), until = INT64_MAX;
+      if (!unit && r.num > 0) until = ceilMul(idx + 1, ir::Rational{r.den, r.num});
       for (int i = 0; i < k; ++i) {
-        const int64_t n = ns[i];
-        if (r.num == r.den) {
+        const int64_t n = ns[i] - shift;
+        if (unit) {
           idx = n;
         } else if (n >= until) {
           idx = floorMul(n, r);
@@ -285,8 +304,8 @@ void chainStep(BlockCtx& c, Chain& ch) {
         const int64_t at = idx - base, v = vis[js[i]];
         const bool held = at >= 0 && at < v && at >= v - window;
         const int64_t pos = mask >= 0 ? (at & mask) : (held ? at % cap : 0);
-        ch.ext[size_t(i) * E + e] = held ? data + pos * rec : s.zeroRec.data();
-        ch.extNull[size_t(i) * E + e] = held ? nulls + pos * elems : s.nullFlags.data();
+        outD[size_t(i) * E] = held ? data + pos * rec : zero;
+        outN[size_t(i) * E] = held ? nulls + pos * elems : none;
       }
     }
     for (size_t m = 0; m < M; ++m) {
@@ -295,7 +314,7 @@ void chainStep(BlockCtx& c, Chain& ch) {
       ch.outNulls[m] = s.hist.nextNulls();
       // A window moves on from its newest record, the one before the run's
       // first (the block's gate makes sure it exists, the ring holds one block more).
-      if (kindOf(s) == Kind::Window) s.hist.get(ns[0] - 1, ch.last[2 * m], ch.last[2 * m + 1]);
+      if (kindOf(s) == Kind::Window) s.hist.get(ns[0] - ch.shift[m] - 1, ch.last[2 * m], ch.last[2 * m + 1]);
     }
     ch.runNs = ns;
     ch.native(&args, k);
@@ -304,8 +323,11 @@ void chainStep(BlockCtx& c, Chain& ch) {
       s.hist.commit(k);
       s.wrote += k;
       if (kindOf(s) == Kind::SlideNulls) {  // its NULL index after the block, when its producer is visible
-        const size_t ne = s.out.elems.size();
-        for (int i = 0; i < k; ++i) ch.windowNulls[m].push_back(ch.outNulls[m][size_t(i) * ne]);
+        const size_t ne = s.out.elems.size(), at = ch.windowNulls[m].size();
+        ch.windowNulls[m].resize(at + size_t(k));
+        uint8_t* to = ch.windowNulls[m].data() + at;
+        const uint8_t* from = ch.outNulls[m];
+        for (int i = 0; i < k; ++i) to[i] = from[size_t(i) * ne];
         continue;
       }
       try {
@@ -361,8 +383,10 @@ void chainStep(BlockCtx& c, Chain& ch) {
   for (size_t m = 0; m < M; ++m) {
     Stream& s = *ch.members[m];
     if (kindOf(s) != Kind::SlideNulls || ch.windowNulls[m].empty()) continue;
+    std::vector<int64_t> own(ch.blockNs);  // its own record numbers
+    for (auto& n : own) n -= ch.shift[m];
     try {
-      fusedWindowIndex(s, c.src(s, 0), ch.blockNs.data(), ch.blockJs.data(), ch.windowNulls[m].data(),
+      fusedWindowIndex(s, c.src(s, 0), own.data(), ch.blockJs.data(), ch.windowNulls[m].data(),
                        int(ch.windowNulls[m].size()));
     } catch (const std::exception& e) {
       s.error = e.what();

@@ -406,8 +406,8 @@ TEST_CASE("a SELECT over a fused window reads the elements it loads, as the wind
 
 // Streams where each is read by the next alone run as one compiled loop (a
 // chain). Its members' records, NULL indexes and rounding counts must be
-// what each stream's own step writes: a map with a slower operand (+ k: its
-// tail 3 ends the chain before it, at the VOLATILE p), a
+// what each stream's own step writes: a map with a slower operand (+ k: a
+// tail 3 larger, so q reads the VOLATILE p three records back, from its ring), a
 // sum over a record beyond INTEGER range (the exact fold in RATIONAL, with
 // roundings), AVG, MIN, a window sliding over its producer (runs of 256
 // records within a block), fused windows folded as they slide (NULLs in them,
@@ -458,7 +458,7 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
     const std::string out = d.read("run.out");
     const bool chained = std::string(mode).find("no-chains") == std::string::npos &&
                          std::string(mode).find("interpret") == std::string::npos;  // found; compiled when optimised
-    CHECK((out.find("chain: q -> r -> t compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: p -> q -> r -> t compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: p2 -> a -> a2 compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: p3 -> mn -> m2 compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: e -> ew -> ed compiled as one loop") != std::string::npos) == chained);
