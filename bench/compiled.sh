@@ -3,7 +3,8 @@
 #   bench/compiled.sh
 # 1. the Pan-Tompkins detector of ../shared/bench-data/rec205 with INTEGER
 #    stages (rec205-detect-int.rql) on the record ten times over (6.5 M
-#    samples) on the JIT, on the VM, as the streaming hand loop qrs_stream.cpp
+#    samples) on the JIT (with its chains, and --no-chains), on the VM, as the
+#    streaming hand loop qrs_stream.cpp
 #    (the yardstick) and as the whole-array loop qrs_fused.cpp (both g++ -O3
 #    -march=native); the engine's detect_out must be the loops' output from
 #    sample 236 on, byte for byte;
@@ -45,7 +46,12 @@ cp out/detect_out vm.bin
 fresh; cpu int-jit "$XR" int.rql --no-clock -m $N --threads 1 -v; IJ_CPU=$CPU; IJ_WALL=$WALL; IJ_KB=$KB
 cmp out/detect_out vm.bin
 tail -c +$((236 * 12 + 1)) stream.bin | head -c "$(stat -c %s out/detect_out)" | cmp - out/detect_out
-JIT_LINE=$(grep '^JIT:' "$W/int-jit.out" || true)
+JIT_LINE=$(grep '^JIT:' "$W/int-jit.out" | tr '\n' ' ' || true)
+CHAINS=$(grep -c '^chain:' "$W/int-jit.out" || true)
+fresh; cpu int-steps "$XR" int.rql --no-clock -m $N --threads 1 -v --no-chains; IS_CPU=$CPU
+cmp out/detect_out vm.bin
+IJ_LOOP=$(sed -n 's/^processed [0-9]* slots in \([0-9.]*\) s.*/\1/p' "$W/int-jit.out")
+IS_LOOP=$(sed -n 's/^processed [0-9]* slots in \([0-9.]*\) s.*/\1/p' "$W/int-steps.out")
 cp rec205once rec205  # the RATIONAL detector on the record once
 fresh; cpu rat-vm "$XR" rat.rql --no-clock -m 650000 --threads 1 --interpret; RV_CPU=$CPU
 cp out/detect_out vm.bin
@@ -59,9 +65,11 @@ echo "|---|---|---|"
 echo "| qrs_stream.cpp (streaming hand loop) | $S_CPU s | 1 |"
 echo "| qrs_fused.cpp (whole arrays) | $F_CPU s | $(ratio "$S_CPU" "$F_CPU") |"
 echo "| engine, JIT | $IJ_CPU s | $(ratio "$S_CPU" "$IJ_CPU") (wall: $(ratio "$S_WALL" "$IJ_WALL")) |"
+echo "| engine, JIT, each stream its own step (--no-chains) | $IS_CPU s | $(ratio "$S_CPU" "$IS_CPU") |"
 echo "| engine, VM (--interpret) | $IV_CPU s | $(ratio "$S_CPU" "$IV_CPU") |"
 echo
-echo "JIT/VM speed: $(ratio "$IV_CPU" "$IJ_CPU"). detect_out was byte-identical to the loops' records 236.. and to the VM's. $JIT_LINE; peak RSS $IJ_KB KiB."
+echo "JIT/VM speed: $(ratio "$IV_CPU" "$IJ_CPU"). detect_out was byte-identical to the loops' records 236.. and to the VM's (also with --no-chains). $JIT_LINE; peak RSS $IJ_KB KiB."
+echo "Chains: $CHAINS; run loop $IJ_LOOP s with them, $IS_LOOP s stream by stream: $(ratio "$IS_LOOP" "$IJ_LOOP")x."
 echo
 echo "| rec205-detect.rql (RATIONAL), 650,000 samples | CPU |"
 echo "|---|---|"

@@ -4,11 +4,13 @@
 A fixed-seed sample of generated query sets (windows with k > 1, k > |w| and
 negative w; reducers over BYTE, INTEGER, UINT near 2^31 and 2^32-1, RATIONAL,
 FLOAT and DOUBLE; NULLs; chains window -> reducer -> window -> reducer; a
-window read by two streams; > + # & % - over different intervals; VOLATILE or
-not; TEXTFILE and BINFILE sources, ONESHOT, --until-eof; runs of 5 to 3000
-slots) is run slot by slot (--threads 1 --block 1 --no-fuse --no-chains, the reference)
-and in other combinations of --block (1 2 3 7 64 513 4096, default), window
-fusion on/off, --threads 1/2 and JIT/--interpret. Every artifact must be
+window read by two streams; > + # & % - over different intervals; streams
+linked in the shapes the engine compiles as one loop; VOLATILE or not;
+TEXTFILE and BINFILE sources, ONESHOT, --until-eof; runs of 5 to 3000 slots)
+is run slot by slot (--threads 1 --block 1 --no-fuse --no-chains, the
+reference) and in other combinations of --block (1 2 3 7 64 513 4096,
+default), window fusion on/off, --threads 1/2 (two threads on optimised code
+from the start, where chains run) and JIT/--interpret. Every artifact must be
 byte-identical (.meta after its 8-byte creation time).
 
 usage: block_fuzz.py XRETRACTOR [--seed S] [--cases N] [--modes M] [--keep DIR] [-v]
@@ -316,6 +318,41 @@ class Gen:
         if self.rng.random() < 0.4:
             self.win_red(r2)
 
+    def linked(self, a):
+        """Streams each read by the next alone, in the shapes the engine runs as one
+        compiled loop (a chain): INTEGER maps, a join with a slower source, folds
+        of INTEGER records, windows @(1,w) and fused windows folded as they slide."""
+        rng = self.rng
+        cur, iv = a, self.streams[a]["interval"]
+        vol = lambda: " VOLATILE" if rng.random() < 0.5 else ""
+        for _ in range(rng.choice([2, 3, 4, 5])):
+            c = rng.random()
+            nm = self.name("l")
+            if c < 0.3:  # a map, NULL where the divisor is zero
+                m = rng.choice([2, 3, 5])
+                e = rng.choice(["%s[0] * %d + %d" % (cur, rng.randint(-9, 9), rng.randint(-99, 99)),
+                                "%d / (%s[0] - %d * (%s[0] / %d))" % (rng.randint(1, 99), cur, m, cur, m),
+                                "%s[0] - 1000000000" % cur, "%s[0] + 2000000000" % cur])
+                self.lines.append("SELECT %s STREAM %s FROM %s%s" % (e, nm, cur, vol()))
+            elif c < 0.5:  # a materialised window and a map over it
+                w = rng.randint(1, 9)
+                self.lines.append("SELECT * STREAM %s FROM %s@(1,%d)" % (nm + "w", cur, w))
+                self.lines.append("SELECT %sw[0] - %sw[%d] STREAM %s FROM %sw%s" % (nm, nm, w - 1, nm, nm, vol()))
+            elif c < 0.75:  # a fused window folded as it slides
+                w = rng.randint(1, 40)
+                red = rng.choice(["avg", "sumc", "sumc"])
+                self.lines.append("SELECT * STREAM %s FROM %s@(1,%d) VOLATILE" % (nm + "w", cur, w))
+                self.lines.append("SELECT to_integer(%sw[0]) STREAM %s FROM %sw.%s%s" % (nm, nm, nm, red, vol()))
+            else:  # a join with a slower source, then the fold of its record
+                k = self.source(types=["INTEGER"], iv=iv * rng.choice([2, 4, 5]))
+                self.lines.append("SELECT * STREAM %s FROM %s + %s%s" % (nm + "j", cur, k, vol()))
+                red = rng.choice(["avg", "sumc", "min", "max"])
+                self.lines.append("SELECT to_integer(%sj[0]) STREAM %s FROM %sj.%s%s" % (nm, nm, nm, red, vol()))
+            self.streams[nm] = dict(interval=iv, types=["INTEGER"], declared=False)
+            self.order.append(nm)
+            cur = nm
+        return cur
+
     def shared_window(self):
         rng = self.rng
         w = self.window(volatile=True)
@@ -540,6 +577,8 @@ def gen_case(rng, theme):
             g.source()
             rng.choice([g.dehash, g.subtract, g.timemove, g.nested])()
             g.win_red()
+        elif theme == "linked":
+            g.linked(g.source(types=["INTEGER"]))
         elif theme == "mixed_byte":  # a window over INTEGER and BYTE fields
             p = g.source(types=["INTEGER", "BYTE"])
             g.add_select(p, g.streams[p]["interval"], g.streams[p]["types"], plain="*", volatile=False)
@@ -562,7 +601,7 @@ def gen_case(rng, theme):
 
 
 THEMES = ["fused_uint", "fused_int_multi", "byte", "rational", "float", "chain", "shared", "intervals", "operators",
-          "mixed_byte"]
+          "mixed_byte", "linked"]
 REF = ["--threads", "1", "--block", "1", "--no-fuse", "--no-chains"]
 COMBOS = []
 for b, fuse, th, interp in itertools.product([1, 2, 3, 7, 64, 513, 4096, None], [True, False], [1, 2], [False, True]):
