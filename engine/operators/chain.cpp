@@ -276,13 +276,17 @@ void chainStep(BlockCtx& c, Chain& ch) {
       if (x.raw) {
         // A member's record some records back, or one leaving a window
         // (record n - lag): written before it is read (earlier in the run or
-        // before it), still in the ring (it holds the reader's demand and
-        // one block more).
+        // before it), still in the ring (it holds the window and one block
+        // more). A member's record is there for its reader as the reader's
+        // own step would find it: within `window` of the records the member
+        // had made by then (its count before the run, plus i + 1).
+        const int64_t oldest = lag == 0 ? h.count + 1 - window : INT64_MIN;
         for (int i = 0; i < k; ++i) {
           const int64_t at = ns[i] - shift - lag - base;
-          const int64_t pos = at < 0 ? 0 : mask >= 0 ? (at & mask) : at % cap;
-          outD[size_t(i) * E] = at >= 0 ? data + pos * rec : zero;
-          outN[size_t(i) * E] = at >= 0 ? nulls + pos * elems : none;
+          const bool held = at >= 0 && at >= oldest + i;
+          const int64_t pos = !held ? 0 : mask >= 0 ? (at & mask) : at % cap;
+          outD[size_t(i) * E] = held ? data + pos * rec : zero;
+          outN[size_t(i) * E] = held ? nulls + pos * elems : none;
         }
         continue;
       }
