@@ -57,6 +57,7 @@ struct Chain {
   // Scratch of a run: external record pointers, the members' output runs,
   // roundings, windows' records before the run, sliding folds' accumulators.
   std::vector<const uint8_t*> ext, extNull, last;
+  std::vector<int64_t> strided;  // by external: its run in place in its ring (jit::ChainArgs)
   std::vector<uint8_t*> outs, outNulls;
   std::vector<uint64_t> rounded;
   std::vector<int64_t> state, startCount;

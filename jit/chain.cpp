@@ -48,38 +48,47 @@ struct ChainLowering {
   // record of INTEGER elements.
   void fold(const ChainStep& s, Value* d, Value* nl, Value* in, Value* inNull, Value* slowFold) {
     const int64_t ne = s.foldElems;
-    auto* e = slot(i64, 1, "e");
+    // The count of present elements, their sum, sum of magnitudes, smallest, largest.
     auto* present = slot(i64, 1, "present");
     auto* sum = slot(i64, 1, "sum");
     auto* sumAbs = slot(i64, 1, "sumabs");
     auto* lo = slot(i64, 1, "lo");
     auto* hi = slot(i64, 1, "hi");
-    for (auto* a : {e, present, sum, sumAbs}) B.CreateStore(B.getInt64(0), a);
+    for (auto* a : {present, sum, sumAbs}) B.CreateStore(B.getInt64(0), a);
     B.CreateStore(B.getInt64(uint64_t(std::numeric_limits<int64_t>::max())), lo);
     B.CreateStore(B.getInt64(uint64_t(std::numeric_limits<int64_t>::min())), hi);
-    auto *head = block("fold"), *body = block("fold.elem"), *done = block("fold.done");
-    B.CreateBr(head);
-    B.SetInsertPoint(head);
-    Value* ev = load64(e);
-    B.CreateCondBr(B.CreateICmpSLT(ev, B.getInt64(uint64_t(ne))), body, done);
-    B.SetInsertPoint(body);
-    Value* v = B.CreateSExt(
-        B.CreateAlignedLoad(B.getInt32Ty(), B.CreateGEP(B.getInt8Ty(), d, B.CreateShl(ev, 2)), llvm::MaybeAlign(1)),
-        i64);
-    Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), B.CreateGEP(B.getInt8Ty(), nl, ev)), B.getInt8(0));
-    Value* x = B.CreateSelect(isNull, B.getInt64(0), v);
-    B.CreateStore(B.CreateAdd(load64(present), B.CreateZExt(B.CreateNot(isNull), i64)), present);
-    B.CreateStore(B.CreateAdd(load64(sum), x), sum);
-    B.CreateStore(B.CreateAdd(load64(sumAbs), B.CreateSelect(B.CreateICmpSLT(x, B.getInt64(0)), B.CreateNeg(x), x)),
-                  sumAbs);
-    Value* l = load64(lo);
-    Value* h = load64(hi);
-    B.CreateStore(B.CreateSelect(isNull, l, B.CreateSelect(B.CreateICmpSLT(v, l), v, l)), lo);
-    B.CreateStore(B.CreateSelect(isNull, h, B.CreateSelect(B.CreateICmpSGT(v, h), v, h)), hi);
-    B.CreateStore(B.CreateAdd(ev, B.getInt64(1)), e);
-    B.CreateBr(head);
-
-    B.SetInsertPoint(done);
+    auto element = [&](Value* e) {
+      Value* v = B.CreateSExt(
+          B.CreateAlignedLoad(B.getInt32Ty(), B.CreateGEP(B.getInt8Ty(), d, B.CreateShl(e, 2)), llvm::MaybeAlign(1)),
+          i64);
+      Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), B.CreateGEP(B.getInt8Ty(), nl, e)), B.getInt8(0));
+      Value* x = B.CreateSelect(isNull, B.getInt64(0), v);
+      B.CreateStore(B.CreateAdd(load64(present), B.CreateZExt(B.CreateNot(isNull), i64)), present);
+      B.CreateStore(B.CreateAdd(load64(sum), x), sum);
+      B.CreateStore(B.CreateAdd(load64(sumAbs), B.CreateSelect(B.CreateICmpSLT(x, B.getInt64(0)), B.CreateNeg(x), x)),
+                    sumAbs);
+      Value* l = load64(lo);
+      Value* h = load64(hi);
+      B.CreateStore(B.CreateSelect(isNull, l, B.CreateSelect(B.CreateICmpSLT(v, l), v, l)), lo);
+      B.CreateStore(B.CreateSelect(isNull, h, B.CreateSelect(B.CreateICmpSGT(v, h), v, h)), hi);
+    };
+    if (ne <= 64) {
+      // Straight-line: no loop to run, and the sums vectorise.
+      for (int64_t e = 0; e < ne; ++e) element(B.getInt64(uint64_t(e)));
+    } else {
+      auto* e = slot(i64, 1, "e");
+      B.CreateStore(B.getInt64(0), e);
+      auto *head = block("fold"), *body = block("fold.elem"), *done = block("fold.done");
+      B.CreateBr(head);
+      B.SetInsertPoint(head);
+      Value* ev = load64(e);
+      B.CreateCondBr(B.CreateICmpSLT(ev, B.getInt64(uint64_t(ne))), body, done);
+      B.SetInsertPoint(body);
+      element(ev);
+      B.CreateStore(B.CreateAdd(ev, B.getInt64(1)), e);
+      B.CreateBr(head);
+      B.SetInsertPoint(done);
+    }
     finish(s, load64(present), load64(sum), load64(sumAbs), load64(lo), load64(hi), in, inNull, [&] {
       // Partial sums beyond the type's exact range: the engine's fold in that type.
       auto ptr = llvm::PointerType::getUnqual(C);
@@ -149,29 +158,29 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   Value *args = fn->getArg(0), *count = fn->getArg(1);
   auto* entry = llvm::BasicBlock::Create(C, "entry", fn);
   B.SetInsertPoint(entry);
-  // ChainArgs: eleven pointers, in the order of its fields.
+  // ChainArgs: twelve pointers, in the order of its fields.
   auto field = [&](uint64_t f) { return B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, args, f)); };
   Value *ext = field(0), *extNull = field(1), *outs = field(2), *outNulls = field(3), *rounded = field(4);
   Value *threadRounded = field(5), *slowFold = field(6), *last = field(7), *state = field(8), *ctx = field(9);
-  Value* slowSlide = field(10);
+  Value *slowSlide = field(10), *strided = field(11);
   ChainLowering L(M, B, fn);
   const size_t n = steps.size();
-  // Each step's record and flags, its fold's input record, its roundings,
-  // a sliding step's accumulators (sum, sum of magnitudes, present; NULLs).
-  std::vector<llvm::AllocaInst*> rec(n), nulls(n), foldIn(n, nullptr), foldNull(n, nullptr), roundings(n);
+  // Each step's ring (its first record of the run) and, for a window, its
+  // record before the run; a fused window's flag; its fold's input record, its
+  // roundings, a sliding step's accumulators (sum, sum of magnitudes, present;
+  // NULLs). Loaded once: nothing the loop writes moves them.
+  std::vector<Value*> outBase(n), outNullBase(n), lastRec(n, nullptr), lastNull(n, nullptr);
+  std::vector<llvm::AllocaInst*> flag(n, nullptr), foldIn(n, nullptr), foldNull(n, nullptr), roundings(n);
   std::vector<std::array<llvm::AllocaInst*, 3>> acc(n);
   for (size_t m = 0; m < n; ++m) {
     const ChainStep& s = steps[m];
-    rec[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.out.recordSize, 1)), "rec");
-    nulls[m] = L.slot(B.getInt8Ty(), std::max<uint64_t>(s.out.elems.size(), 1), "nulls");
-    if (s.kind == Kind::Window) {  // the record before the run's first
-      B.CreateMemCpy(rec[m], llvm::MaybeAlign(8), B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m)),
-                     llvm::MaybeAlign(1), uint64_t(s.out.recordSize));
-      B.CreateMemCpy(nulls[m], llvm::MaybeAlign(8), B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m + 1)),
-                     llvm::MaybeAlign(1), uint64_t(s.out.elems.size()));
-    } else {
-      B.CreateMemSet(rec[m], B.getInt8(0), uint64_t(std::max(s.out.recordSize, 1)), llvm::MaybeAlign(8));
+    outBase[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outs, m));
+    outNullBase[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outNulls, m));
+    if (s.kind == Kind::Window) {
+      lastRec[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m));
+      lastNull[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m + 1));
     }
+    if (s.kind == Kind::SlideNulls) flag[m] = L.slot(B.getInt8Ty(), 1, "flag");
     if (s.kind == Kind::Fold || s.kind == Kind::Slide) {
       foldIn[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.in.recordSize, 8)), "foldin");
       foldNull[m] = L.slot(B.getInt8Ty(), 1, "foldnull");
@@ -184,6 +193,15 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
     roundings[m] = L.slot(i64, 1, "rounded");
     B.CreateStore(B.getInt64(0), roundings[m]);
   }
+  // An external read in steps through its ring during the run (base, stride
+  // of its records and flags), or through the pointer arrays (base 0).
+  std::vector<std::array<Value*, 4>> ring(static_cast<size_t>(externals));
+  std::vector<Value*> inRing(static_cast<size_t>(externals));
+  for (int e = 0; e < externals; ++e) {
+    for (uint64_t a = 0; a < 4; ++a)
+      ring[size_t(e)][a] = L.load64(B.CreateConstGEP1_64(i64, strided, 4 * uint64_t(e) + a));
+    inRing[size_t(e)] = B.CreateICmpNE(ring[size_t(e)][0], B.getInt64(0));
+  }
   auto* idx = L.slot(i64, 1, "i");
   auto* seen = L.slot(i64, 1, "seen");  // the thread's roundings after the last step
   B.CreateStore(B.getInt64(0), idx);
@@ -194,18 +212,32 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   Value* i = L.load64(idx);
   B.CreateCondBr(B.CreateICmpSLT(i, count), body, exit);
   B.SetInsertPoint(body);
+  // Record i of each step, written in place in its ring (the standalone
+  // step's code writes there too); the next step reads it there.
+  std::vector<Value*> rec(n), nulls(n);
   try {
     for (size_t m = 0; m < n; ++m) {
       const ChainStep& s = steps[m];
+      const uint64_t rs = uint64_t(s.out.recordSize), ne = s.out.elems.size();
+      rec[m] = B.CreateGEP(B.getInt8Ty(), outBase[m], B.CreateMul(i, B.getInt64(rs)));
+      nulls[m] = s.kind == Kind::SlideNulls
+                     ? flag[m]
+                     : B.CreateGEP(B.getInt8Ty(), outNullBase[m], B.CreateMul(i, B.getInt64(ne)));
       Frame fr;
       for (size_t k = 0; k < s.from.size(); ++k) {
         if (s.from[k] < 0) {
           fr.opData.push_back(rec[size_t(int(m) + s.from[k])]);
           fr.opNull.push_back(nulls[size_t(int(m) + s.from[k])]);
         } else {
+          const auto& r = ring[size_t(s.from[k])];
           Value* at = B.CreateAdd(B.CreateMul(i, B.getInt64(uint64_t(externals))), B.getInt64(uint64_t(s.from[k])));
-          fr.opData.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, ext, at)));
-          fr.opNull.push_back(B.CreateLoad(ptr, B.CreateGEP(ptr, extNull, at)));
+          Value* d = B.CreateIntToPtr(B.CreateAdd(r[0], B.CreateMul(i, r[1])), ptr);
+          Value* nl = B.CreateIntToPtr(B.CreateAdd(r[2], B.CreateMul(i, r[3])), ptr);
+          // The array's entry is loaded either way (it is there, maybe stale): no branch.
+          fr.opData.push_back(
+              B.CreateSelect(inRing[size_t(s.from[k])], d, B.CreateLoad(ptr, B.CreateGEP(ptr, ext, at))));
+          fr.opNull.push_back(
+              B.CreateSelect(inRing[size_t(s.from[k])], nl, B.CreateLoad(ptr, B.CreateGEP(ptr, extNull, at))));
         }
       }
       fr.outData = rec[m];
@@ -219,15 +251,22 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
       if (s.kind == Kind::Window) {
         // Newest first: every element moves one place back, the producer's
         // new one goes first (NULL as zero bytes).
-        const uint64_t W = s.out.elems.size();
-        if (W > 1) {
-          B.CreateMemMove(B.CreateConstGEP1_64(B.getInt8Ty(), rec[m], 4), llvm::MaybeAlign(4), rec[m],
-                          llvm::MaybeAlign(8), 4 * (W - 1));
-          B.CreateMemMove(B.CreateConstGEP1_64(B.getInt8Ty(), nulls[m], 1), llvm::MaybeAlign(1), nulls[m],
-                          llvm::MaybeAlign(8), W - 1);
-        }
+        // Its record before: the one before the run's first, then the ring's previous.
+        const uint64_t W = ne;
         auto [v, isNull] = element(0);
-        B.CreateAlignedStore(B.CreateSelect(isNull, B.getInt32(0), v), rec[m], llvm::MaybeAlign(8));
+        if (W > 1) {
+          Value* first = B.CreateICmpEQ(i, B.getInt64(0));
+          Value* before = B.CreateSub(i, B.getInt64(1));
+          Value* prev = B.CreateSelect(first, lastRec[m],
+                                       B.CreateGEP(B.getInt8Ty(), outBase[m], B.CreateMul(before, B.getInt64(rs))));
+          Value* prevNull = B.CreateSelect(
+              first, lastNull[m], B.CreateGEP(B.getInt8Ty(), outNullBase[m], B.CreateMul(before, B.getInt64(W))));
+          B.CreateMemCpy(B.CreateConstGEP1_64(B.getInt8Ty(), rec[m], 4), llvm::MaybeAlign(1), prev, llvm::MaybeAlign(1),
+                         4 * (W - 1));
+          B.CreateMemCpy(B.CreateConstGEP1_64(B.getInt8Ty(), nulls[m], 1), llvm::MaybeAlign(1), prevNull,
+                         llvm::MaybeAlign(1), W - 1);
+        }
+        B.CreateAlignedStore(B.CreateSelect(isNull, B.getInt32(0), v), rec[m], llvm::MaybeAlign(1));
         B.CreateStore(B.CreateZExt(isNull, B.getInt8Ty()), nulls[m]);
       } else if (s.kind == Kind::SlideNulls) {
         // One element enters, one leaves (absent ones count as NULL).
@@ -271,21 +310,10 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
         }
       }
       if (s.kind != Kind::Window && s.kind != Kind::SlideNulls) lowerProgram(M, B, s.program, s.in, s.out, fr);
-      // The record to its ring, once (a window that is not materialised: its flag byte).
-      const uint64_t rs = uint64_t(s.out.recordSize), ne = s.out.elems.size();
-      Value* out = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outs, m));
-      Value* outNull = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outNulls, m));
-      if (s.kind == Kind::SlideNulls) {
-        B.CreateStore(B.CreateLoad(B.getInt8Ty(), nulls[m]),
-                      B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))));
-      } else {
-        if (rs)
-          B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), out, B.CreateMul(i, B.getInt64(rs))), llvm::MaybeAlign(1), rec[m],
-                         llvm::MaybeAlign(8), rs);
-        if (ne)
-          B.CreateMemCpy(B.CreateGEP(B.getInt8Ty(), outNull, B.CreateMul(i, B.getInt64(ne))), llvm::MaybeAlign(1),
-                         nulls[m], llvm::MaybeAlign(8), ne);
-      }
+      // A fused window is not materialised: its flag byte goes to its NULL index.
+      if (s.kind == Kind::SlideNulls)
+        B.CreateStore(B.CreateLoad(B.getInt8Ty(), flag[m]),
+                      B.CreateGEP(B.getInt8Ty(), outNullBase[m], B.CreateMul(i, B.getInt64(ne))));
       // Its roundings: what the thread's counter gained during its code.
       Value* now = L.load64(threadRounded);
       B.CreateStore(B.CreateAdd(L.load64(roundings[m]), B.CreateSub(now, L.load64(seen))), roundings[m]);

@@ -28,7 +28,9 @@ using BlockFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t*,
 // in one function, each record's values passed on in registers (see
 // docs/architecture.md, "Pipeline compilation").
 // void chain(const ChainArgs* a, int64_t count)
-// Record i reads external record e at ext[i*E + e]; step m writes its record
+// Record i reads external record e at strided[4e] + i*strided[4e+1] (flags
+// strided[4e+2] + i*strided[4e+3]) when strided[4e] is not 0, else at
+// ext[i*E + e] (flags extNulls[i*E + e]); step m writes its record
 // i at outs[m] + i*recordSize (its history ring) and adds the roundings its
 // code made (*threadRounded, the thread's counter) to rounded[m]. A Window
 // step starts from its record before the first (last[2m], flags last[2m+1]);
@@ -49,6 +51,7 @@ struct ChainArgs {
   int64_t* state;
   void* ctx;
   SlideFn slowSlide;
+  const int64_t* strided;
 };
 using ChainFn = void (*)(const ChainArgs*, int64_t);
 

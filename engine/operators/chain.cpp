@@ -218,6 +218,7 @@ void chainStep(BlockCtx& c, Chain& ch) {
   ch.streams = &c.streams;
   ch.ext.resize(size_t(kRun) * std::max<size_t>(E, 1));
   ch.extNull.resize(ch.ext.size());
+  ch.strided.assign(4 * std::max<size_t>(E, 1), 0);
   ch.outs.resize(M);
   ch.outNulls.resize(M);
   ch.rounded.assign(M, 0);
@@ -245,7 +246,7 @@ void chainStep(BlockCtx& c, Chain& ch) {
                             ch.rounded.data(),  &ir::val::ratRounded(),
                             &foldIntegerRecord, ch.last.data(),
                             ch.state.data(),    &ch,
-                            &slideSlow};
+                            &slideSlow,         ch.strided.data()};
   auto room = [&] {
     int64_t r = kRun;
     for (auto* m : ch.members) r = std::min(r, m->hist.contiguous());
@@ -273,6 +274,17 @@ void chainStep(BlockCtx& c, Chain& ch) {
       const uint8_t** __restrict outD = ch.ext.data() + e;
       const uint8_t** __restrict outN = ch.extNull.data() + e;
       const int64_t lag = x.lag, shift = ch.shift[size_t(x.member)];
+      int64_t* run = ch.strided.data() + 4 * e;
+      // The run's records as one stretch of the ring (record i at first + i*step,
+      // every one held): the generated code steps through it in place.
+      auto inPlace = [&](int64_t first, int64_t step) {
+        const int64_t pos = mask >= 0 ? (first & mask) : first % cap;
+        if (pos + (k - 1) * step >= cap) return false;  // wraps
+        run[0] = int64_t(reinterpret_cast<intptr_t>(data + pos * rec)), run[1] = step * rec;
+        run[2] = int64_t(reinterpret_cast<intptr_t>(nulls + pos * elems)), run[3] = step * elems;
+        return true;
+      };
+      run[0] = 0;
       if (x.raw) {
         // A member's record some records back, or one leaving a window
         // (record n - lag): written before it is read (earlier in the run or
@@ -281,6 +293,8 @@ void chainStep(BlockCtx& c, Chain& ch) {
         // own step would find it: within `window` of the records the member
         // had made by then (its count before the run, plus i + 1).
         const int64_t oldest = lag == 0 ? h.count + 1 - window : INT64_MIN;
+        const int64_t at0 = ns[0] - shift - lag - base;  // ns[] are consecutive
+        if (at0 >= 0 && at0 >= oldest && inPlace(at0, 1)) continue;
         for (int i = 0; i < k; ++i) {
           const int64_t at = ns[i] - shift - lag - base;
           const bool held = at >= 0 && at >= oldest + i;
@@ -292,9 +306,22 @@ void chainStep(BlockCtx& c, Chain& ch) {
       }
       const ir::Rational r = s.operandRatio[size_t(x.operand)];
       const int64_t* vis = p.vis.data();
+      const bool unit = r.num == r.den;
+      {
+        // One record for the whole run (a slower source) or one a record (same interval).
+        const int64_t idx0 = floorMul(ns[0] - shift, r), step = unit ? 1 : 0;
+        if (unit || floorMul(ns[k - 1] - shift, r) == idx0) {
+          const int64_t at0 = idx0 - base;
+          bool held = at0 >= 0;
+          for (int i = 0; i < k; ++i) {
+            const int64_t at = at0 + i * step, v = vis[js[i]];
+            held &= at < v && at >= v - window;
+          }
+          if (held && inPlace(at0, step)) continue;
+        }
+      }
       // Record n reads record floor(n·r) (n itself for r = 1), the ring lookups
       // inline; n grows through the run, so the floor moves on without a division.
-      const bool unit = r.num == r.den;
       int64_t idx = floorMul(ns[0] - shift, r), until = INT64_MAX;
       if (!unit && r.num > 0) until = ceilMul(idx + 1, ir::Rational{r.den, r.num});
       for (int i = 0; i < k; ++i) {
