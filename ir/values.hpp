@@ -57,6 +57,18 @@ inline uint64_t gcd64(uint64_t a, uint64_t b) {
   } while (b);
   return a << s;
 }
+inline uint32_t gcd32(uint32_t a, uint32_t b) {  // a, b > 0
+  if ((a >> 8) > b) a %= b;                      // a sum over a count: the binary steps on small numbers
+  if (a == 0) return b;
+  int s = __builtin_ctz(a | b);
+  a >>= __builtin_ctz(a);
+  do {
+    b >>= __builtin_ctz(b);
+    if (a > b) std::swap(a, b);
+    b -= a;
+  } while (b);
+  return a << s;
+}
 inline u128 gcd128(u128 a, u128 b) {
   while (b) {
     if ((a >> 64) == 0 && (b >> 64) == 0) return gcd64(uint64_t(a), uint64_t(b));
@@ -212,6 +224,16 @@ inline Rat ratFromWide(__int128 n, __int128 d) {
   return ratFromParts(neg, a, b);
 }
 inline Rat ratNorm(int64_t n, int64_t d) { return ratFromWide(n, d); }
+// sum / n for |sum| <= 2^31-1 and 1 <= n <= 2^31-1 (the mean of an exact
+// integer fold): always exact, the reduced fraction ratFromParts makes, by a
+// 32-bit gcd.
+inline Rat ratMean(int64_t sum, int64_t n) {
+  if (sum == 0) return {0, 1};
+  const uint32_t a = uint32_t(sum < 0 ? -sum : sum), b = uint32_t(n);
+  const uint32_t g = b == 1 ? 1 : detail::gcd32(a, b);
+  const int32_t num = int32_t(a / g);
+  return {sum < 0 ? -num : num, int32_t(b / g)};
+}
 inline Rat ratFromInt(int64_t v) {
   if (v > kRatMax || v < -kRatMax) {
     ++ratRounded();

@@ -124,11 +124,9 @@ struct ChainLowering {
     Value* r = s.fold == ir::Op::STREAM_MIN ? lo : s.fold == ir::Op::STREAM_MAX ? hi : sum;
     if (t == ir::Type::RATIONAL) {
       Value *num = B.CreateTrunc(r, B.getInt32Ty()), *den = B.getInt32(1);
-      if (s.fold == ir::Op::STREAM_AVG) {  // sum / present, reduced as the VM's division reduces
-        auto div = M.getOrInsertFunction(
-            "rdb_rat_div",
-            llvm::FunctionType::get(i64, {B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty(), B.getInt32Ty()}, false));
-        Value* q = B.CreateCall(div, {num, den, B.CreateTrunc(n, B.getInt32Ty()), B.getInt32(1)});
+      if (s.fold == ir::Op::STREAM_AVG) {  // sum / present, reduced as the engine's fold reduces
+        auto mean = M.getOrInsertFunction("rdb_rat_mean", llvm::FunctionType::get(i64, {i64, i64}, false));
+        Value* q = B.CreateCall(mean, {r, n});
         num = B.CreateTrunc(q, B.getInt32Ty());
         den = B.CreateTrunc(B.CreateLShr(q, 32), B.getInt32Ty());
       }

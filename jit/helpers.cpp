@@ -28,6 +28,7 @@ uint64_t rdb_rat_div(int32_t an, int32_t ad, int32_t bn, int32_t bd) {
 }
 int32_t rdb_rat_cmp(int32_t an, int32_t ad, int32_t bn, int32_t bd) { return ir::val::ratCmp({an, ad}, {bn, bd}); }
 uint64_t rdb_rationalize(double x) { return pack(ir::val::convert<Rat>(x)); }
+uint64_t rdb_rat_mean(int64_t sum, int64_t n) { return pack(ir::val::ratMean(sum, n)); }
 uint64_t rdb_rat_from_int(int64_t v) { return pack(ir::val::ratFromInt(v)); }
 int32_t rdb_f2i32(double d) { return ir::val::convert<int32_t>(d); }
 uint32_t rdb_f2u32(double d) { return ir::val::convert<uint32_t>(d); }

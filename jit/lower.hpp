@@ -43,8 +43,8 @@ bool defineChain(llvm::Module& M, llvm::IRBuilder<>& B, const std::string& name,
 // clang-format off
 #define RDB_JIT_HELPERS(X)                                                                                      \
   X(rdb_rat_add) X(rdb_rat_sub) X(rdb_rat_mul) X(rdb_rat_div) X(rdb_rat_cmp) X(rdb_rationalize) X(rdb_rat_from_int) \
-  X(rdb_f2i32) X(rdb_f2u32) X(rdb_f2u8) X(rdb_math) X(rdb_pow_i32) X(rdb_pow_u32) X(rdb_pow_rat) X(rdb_pow_f32)  \
-  X(rdb_pow_f64)
+  X(rdb_rat_mean) X(rdb_f2i32) X(rdb_f2u32) X(rdb_f2u8) X(rdb_math) X(rdb_pow_i32) X(rdb_pow_u32) X(rdb_pow_rat)    \
+  X(rdb_pow_f32) X(rdb_pow_f64)
 // clang-format on
 
 }  // namespace jit
@@ -57,6 +57,7 @@ uint64_t rdb_rat_div(int32_t an, int32_t ad, int32_t bn, int32_t bd);
 int32_t rdb_rat_cmp(int32_t an, int32_t ad, int32_t bn, int32_t bd);
 uint64_t rdb_rationalize(double x);
 uint64_t rdb_rat_from_int(int64_t v);
+uint64_t rdb_rat_mean(int64_t sum, int64_t n);
 int32_t rdb_f2i32(double d);
 uint32_t rdb_f2u32(double d);
 uint32_t rdb_f2u8(double d);

@@ -20,7 +20,9 @@ using ir::val::Rat;
 
 inline Rat foldAdd(Rat a, Rat b) { return ir::val::ratAdd(a, b); }
 inline bool foldLess(Rat a, Rat b) { return ir::val::ratCmp(a, b) < 0; }
-inline Rat foldMean(Rat sum, int64_t n) { return ir::val::ratDiv(sum, Rat{int32_t(n), 1}); }
+inline Rat foldMean(Rat sum, int64_t n) {
+  return sum.den == 1 ? ir::val::ratMean(sum.num, n) : ir::val::ratDiv(sum, Rat{int32_t(n), 1});
+}
 template <class T>
 T foldAdd(T a, T b) {
   return a + b;

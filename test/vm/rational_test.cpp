@@ -64,6 +64,27 @@ TEST_CASE("nearest fraction under both bounds equals a brute-force search (small
   }
 }
 
+// The mean of an exact integer fold takes a 32-bit shortcut; it must be the
+// reduced fraction the general division makes, for every sign, size and count.
+TEST_CASE("the mean of an exact integer fold is the general division's reduced fraction", "[vm][rational]") {
+  std::mt19937_64 rng(20261205);
+  const std::vector<int64_t> sums = {0, 1, -1, 30, -30, 256, M, -M, M - 1, 1 << 30, 46341 * 2};
+  const std::vector<int64_t> counts = {1, 2, 3, 30, 180, 256, 257, 65536, M};
+  auto check = [](int64_t sum, int64_t n) {
+    INFO(sum << " / " << n);
+    const Rat fast = ir::val::ratMean(sum, n), general = ir::val::ratDiv(Rat{int32_t(sum), 1}, Rat{int32_t(n), 1});
+    CHECK(fast.num == general.num);
+    CHECK(fast.den == general.den);
+  };
+  for (int64_t sum : sums)
+    for (int64_t n : counts) check(sum, n);
+  for (int i = 0; i < 200000; ++i) {
+    const int64_t n = i % 3 ? 1 + int64_t(rng() % 300) : 1 + int64_t(rng() % M);
+    const int64_t mag = i % 2 ? int64_t(rng() % (M + 1)) : int64_t(rng() % 100000);
+    check(rng() % 2 ? mag : -mag, n);
+  }
+}
+
 TEST_CASE("every RATIONAL operation is exact when it fits and nearest otherwise", "[vm][rational]") {
   std::mt19937_64 rng(7);
   const std::vector<int64_t> edges = {0, 1, -1, 2, -2, M, -M, M - 1, 46341, 65536, 1000003};
