@@ -60,8 +60,8 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
       }
     }
   // The plan's chains, each one function, in optimised code only: unoptimised,
-  // a chain's stack records stay in memory and it runs slower than its
-  // members' own steps (the quick tier runs those until the optimised code comes).
+  // a chain ran slower than its members' own steps (the quick tier runs those
+  // until the optimised code comes).
   std::vector<JitWorker::Item> chainItems;
   if (unit == "plan" && !background && opt.jitTier != 1)
     for (auto& c : chains) {

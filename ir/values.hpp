@@ -3,6 +3,7 @@
 // rationals, text forms (the rules: docs/rql.md; semantics.hpp builds on these).
 #pragma once
 
+#include <bit>
 #include <climits>
 #include <cmath>
 #include <cstdint>
@@ -41,34 +42,25 @@ inline uint64_t& ratRounded() {
 
 namespace detail {
 
-inline uint64_t gcd64(uint64_t a, uint64_t b) {
+// Binary gcd in the width of U (32-bit divisions are the cheaper ones).
+template <class U>
+U gcdBinary(U a, U b) {
   // Parts of very different size (a sum over a count): one remainder first,
   // so the binary steps run on small numbers only.
   if ((a >> 8) > b && b != 0) a %= b;
   else if ((b >> 8) > a && a != 0) b %= a;
   if (a == 0) return b;
   if (b == 0) return a;
-  int s = __builtin_ctzll(a | b);
-  a >>= __builtin_ctzll(a);
+  int s = std::countr_zero(U(a | b));
+  a >>= std::countr_zero(a);
   do {
-    b >>= __builtin_ctzll(b);
+    b >>= std::countr_zero(b);
     if (a > b) std::swap(a, b);
     b -= a;
   } while (b);
   return a << s;
 }
-inline uint32_t gcd32(uint32_t a, uint32_t b) {  // a, b > 0
-  if ((a >> 8) > b) a %= b;                      // a sum over a count: the binary steps on small numbers
-  if (a == 0) return b;
-  int s = __builtin_ctz(a | b);
-  a >>= __builtin_ctz(a);
-  do {
-    b >>= __builtin_ctz(b);
-    if (a > b) std::swap(a, b);
-    b -= a;
-  } while (b);
-  return a << s;
-}
+inline uint64_t gcd64(uint64_t a, uint64_t b) { return gcdBinary(a, b); }
 inline u128 gcd128(u128 a, u128 b) {
   while (b) {
     if ((a >> 64) == 0 && (b >> 64) == 0) return gcd64(uint64_t(a), uint64_t(b));
@@ -230,7 +222,7 @@ inline Rat ratNorm(int64_t n, int64_t d) { return ratFromWide(n, d); }
 inline Rat ratMean(int64_t sum, int64_t n) {
   if (sum == 0) return {0, 1};
   const uint32_t a = uint32_t(sum < 0 ? -sum : sum), b = uint32_t(n);
-  const uint32_t g = b == 1 ? 1 : detail::gcd32(a, b);
+  const uint32_t g = b == 1 ? 1 : detail::gcdBinary(a, b);
   const int32_t num = int32_t(a / g);
   return {sum < 0 ? -num : num, int32_t(b / g)};
 }

@@ -1,7 +1,6 @@
 // A chain's function (jit.hpp, ChainStep): the streams of a chain run record
-// by record in one loop. Each step's record goes to a stack slot that the
-// optimiser turns into registers, the next step reads it there, and it is
-// copied once to the step's history ring.
+// by record in one loop. Each step writes its record straight into its
+// history ring and the next step reads it there (no copy between them).
 #include <llvm/IR/Intrinsics.h>
 
 #include <array>

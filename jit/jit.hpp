@@ -25,7 +25,7 @@ using FieldFn = void (*)(const uint8_t*, const uint8_t*, uint8_t*, uint8_t*);
 using BlockFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t*, uint8_t*, int64_t);
 
 // A chain: streams where each reads the one before it, run record by record
-// in one function, each record's values passed on in registers (see
+// in one function, each record read by the next step where it was written (see
 // docs/architecture.md, "Pipeline compilation").
 // void chain(const ChainArgs* a, int64_t count)
 // Record i reads external record e at strided[4e] + i*strided[4e+1] (flags

@@ -307,11 +307,12 @@ void chainStep(BlockCtx& c, Chain& ch) {
       const ir::Rational r = s.operandRatio[size_t(x.operand)];
       const int64_t* vis = p.vis.data();
       const bool unit = r.num == r.den;
+      int64_t idx = floorMul(ns[0] - shift, r), until = INT64_MAX;
       {
         // One record for the whole run (a slower source) or one a record (same interval).
-        const int64_t idx0 = floorMul(ns[0] - shift, r), step = unit ? 1 : 0;
-        if (unit || floorMul(ns[k - 1] - shift, r) == idx0) {
-          const int64_t at0 = idx0 - base;
+        const int64_t step = unit ? 1 : 0;
+        if (unit || floorMul(ns[k - 1] - shift, r) == idx) {
+          const int64_t at0 = idx - base;
           bool held = at0 >= 0;
           for (int i = 0; i < k; ++i) {
             const int64_t at = at0 + i * step, v = vis[js[i]];
@@ -322,7 +323,6 @@ void chainStep(BlockCtx& c, Chain& ch) {
       }
       // Record n reads record floor(n·r) (n itself for r = 1), the ring lookups
       // inline; n grows through the run, so the floor moves on without a division.
-      int64_t idx = floorMul(ns[0] - shift, r), until = INT64_MAX;
       if (!unit && r.num > 0) until = ceilMul(idx + 1, ir::Rational{r.den, r.num});
       for (int i = 0; i < k; ++i) {
         const int64_t n = ns[i] - shift;
