@@ -121,10 +121,20 @@ struct Run {
   }
 
   // Native code: the optimised tier is asked for once the run has lasted a
-  // moment; code that became ready switches in at this block boundary.
+  // moment, or sooner when the run has a known end that, at the pace so far,
+  // is at least that far off (an offline run of many slots would otherwise
+  // spend its first moment on quick code); code that became ready switches
+  // in at this block boundary.
+  bool tierUpDue() const {
+    const auto ran = Clock::now() - anchor;
+    if (ran >= kTierUpAfter) return true;
+    if (m.opt.limit <= 0 || slots == 0) return false;
+    const int64_t left = m.opt.limit - 1 - slots;
+    return ran * double(left) / double(slots) >= kTierUpAfter;
+  }
   void switchCode() {
 #if RDB_WITH_JIT
-    if (m.tierUp && m.costBlocks < 0 && Clock::now() - anchor >= kTierUpAfter) {
+    if (m.tierUp && m.costBlocks < 0 && tierUpDue()) {
       m.jitw->submit(std::move(*m.tierUp));
       m.tierUp.reset();
     }

@@ -41,11 +41,12 @@ done
 cd "$W" || exit 1
 seq 1 100000 > src.txt
 printf "DECLARE v INTEGER STREAM s, 1 TEXTFILE 'src.txt'\nSELECT s[0]*2 STREAM d FROM s\n" > q.rql
-# Slow enough to be seen: slot by slot.
-run() { TMPDIR=$W script -qefc "$B/xretractor q.rql -k -f -m 3000000 --block 1 $*" /dev/null; }
+# Slow enough to be seen: slot by slot, well past the line's first update
+# (a quarter second; 3 M slots ran in about that).
+run() { TMPDIR=$W script -qefc "$B/xretractor q.rql -k -f -m 20000000 --block 1 $*" /dev/null; }
 out=$(run 2>&1)
 check "an offline run on a terminal shows its progress" 'grep -q "records/s" <<<"$out"'
-check "the progress line has the ETA from -m" 'grep -q "of 3000000 ([0-9]*%).*ETA" <<<"$out"'
+check "the progress line has the ETA from -m" 'grep -q "of 20000000 ([0-9]*%).*ETA" <<<"$out"'
 check "the line updates in place (carriage returns, one line)" '[ "$(tr -cd "\r" <<<"$out" | wc -c)" -ge 2 ]'
 out=$(run --quiet 2>&1)
 check "--quiet shows no progress" '! grep -q "records/s" <<<"$out"'
