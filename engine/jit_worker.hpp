@@ -33,7 +33,7 @@ class JitWorker : public std::enable_shared_from_this<JitWorker> {
     bool block = false;                 // a stream step (jit::BlockFn) over these operands
     std::vector<int> operands;          // first input element of each operand (block form)
     std::vector<jit::ChainStep> chain;  // set: a chain whose last member is `serial`
-    int chainExternals = 0;
+    std::vector<int> chainExternals;    // jit::Request::chainExternals
     jit::FieldFn fn = nullptr;
     jit::BlockFn blockFn = nullptr;
     jit::ChainFn chainFn = nullptr;

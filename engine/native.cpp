@@ -1,5 +1,6 @@
 // JIT compiles of field programs and rule conditions, and switching streams
 // to native code at block boundaries.
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/engine_impl.hpp"
@@ -67,7 +68,11 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
     for (auto& c : chains) {
       JitWorker::Item it;
       it.serial = c->members.back()->serial;
-      it.chainExternals = int(c->externals.size());
+      for (auto& x : c->externals) {  // the member whose ring it reads, if any
+        const Stream& p = *streams[size_t(c->members[size_t(x.member)]->srcs[size_t(x.operand)])];
+        auto at = std::find(c->members.begin(), c->members.end(), &p);
+        it.chainExternals.push_back(at == c->members.end() ? -1 : int(at - c->members.begin()));
+      }
       it.chain = ops::chainSteps(*c, streams);
       chainItems.push_back(std::move(it));
     }

@@ -1,10 +1,14 @@
 // A chain's function (jit.hpp, ChainStep): the streams of a chain run record
 // by record in one loop. Each step writes its record straight into its
 // history ring and the next step reads it there (no copy between them).
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Intrinsics.h>
+
+#include <llvm/IR/MDBuilder.h>
 
 #include <array>
 #include <limits>
+#include <map>
 
 #include "lower.hpp"
 
@@ -142,10 +146,71 @@ struct ChainLowering {
   }
 };
 
+// The memory a chain's function reads and writes, as distinct objects: each
+// member's ring and its flags, the records of streams outside the chain, its
+// own scratch. Every access whose pointer leads to one object is told it
+// touches none of the others (alias scopes), so LLVM keeps a record a step
+// just wrote in registers for the next step and vectorises across elements
+// instead of assuming each store may change every ring. Accesses it cannot
+// trace (the thread's rounding counter, helpers' calls) stay as they were.
+struct Objects {
+  std::map<Value*, int> base;  // a pointer the code derives addresses from -> its object
+  int count = 0;
+
+  // Registers v as a pointer into object `as` (-1: a new object); its object.
+  int add(Value* v, int as = -1) { return base[v] = as < 0 ? count++ : as; }
+  int of(Value* v) const { return base.at(v); }
+
+  // The object p points into, through offsets and choices between pointers
+  // into one object; -1 when unknown.
+  int find(Value* p) const {
+    for (;;) {
+      p = p->stripPointerCasts();
+      if (auto it = base.find(p); it != base.end()) return it->second;
+      if (auto* g = llvm::dyn_cast<llvm::GEPOperator>(p)) {
+        p = g->getPointerOperand();
+        continue;
+      }
+      if (auto* s = llvm::dyn_cast<llvm::SelectInst>(p)) {
+        const int a = find(s->getTrueValue());
+        return a == find(s->getFalseValue()) ? a : -1;
+      }
+      return -1;
+    }
+  }
+
+  void annotate(llvm::Function& fn) const {
+    if (count < 2) return;
+    llvm::MDBuilder md(fn.getContext());
+    llvm::MDNode* domain = md.createAnonymousAliasScopeDomain(fn.getName());
+    std::vector<llvm::Metadata*> scopes;
+    for (int o = 0; o < count; ++o) scopes.push_back(md.createAnonymousAliasScope(domain));
+    auto tag = [&](llvm::Instruction& ins, std::vector<int> objs) {
+      std::vector<llvm::Metadata*> own, others;
+      for (int o = 0; o < count; ++o)
+        (std::find(objs.begin(), objs.end(), o) != objs.end() ? own : others).push_back(scopes[size_t(o)]);
+      ins.setMetadata(llvm::LLVMContext::MD_alias_scope, llvm::MDNode::get(fn.getContext(), own));
+      ins.setMetadata(llvm::LLVMContext::MD_noalias, llvm::MDNode::get(fn.getContext(), others));
+    };
+    for (auto& bb : fn)
+      for (auto& ins : bb) {
+        std::vector<int> objs;
+        if (auto* l = llvm::dyn_cast<llvm::LoadInst>(&ins)) objs = {find(l->getPointerOperand())};
+        else if (auto* s = llvm::dyn_cast<llvm::StoreInst>(&ins)) objs = {find(s->getPointerOperand())};
+        else if (auto* t = llvm::dyn_cast<llvm::MemTransferInst>(&ins))
+          objs = {find(t->getDest()), find(t->getSource())};
+        else if (auto* f = llvm::dyn_cast<llvm::MemSetInst>(&ins)) objs = {find(f->getDest())};
+        else continue;
+        if (std::find(objs.begin(), objs.end(), -1) == objs.end()) tag(ins, objs);
+      }
+  }
+};
+
 }  // namespace
 
 bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const std::vector<ChainStep>& steps,
-                 int externals, std::string& why) {
+                 const std::vector<int>& externalMembers, std::string& why) {
+  const int externals = int(externalMembers.size());
   using Kind = ChainStep::Kind;
   llvm::LLVMContext& C = M.getContext();
   auto ptr = llvm::PointerType::getUnqual(C);
@@ -169,18 +234,22 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   std::vector<Value*> outBase(n), outNullBase(n), lastRec(n, nullptr), lastNull(n, nullptr);
   std::vector<llvm::AllocaInst*> flag(n, nullptr), foldIn(n, nullptr), foldNull(n, nullptr), roundings(n);
   std::vector<std::array<llvm::AllocaInst*, 3>> acc(n);
+  Objects objects;
   for (size_t m = 0; m < n; ++m) {
     const ChainStep& s = steps[m];
     outBase[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outs, m));
     outNullBase[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outNulls, m));
-    if (s.kind == Kind::Window) {
+    const int data = objects.add(outBase[m]), flags = objects.add(outNullBase[m]);
+    if (s.kind == Kind::Window) {  // its record before the run: in its ring too
       lastRec[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m));
       lastNull[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m + 1));
+      objects.add(lastRec[m], data);
+      objects.add(lastNull[m], flags);
     }
-    if (s.kind == Kind::SlideNulls) flag[m] = L.slot(B.getInt8Ty(), 1, "flag");
+    if (s.kind == Kind::SlideNulls) objects.add(flag[m] = L.slot(B.getInt8Ty(), 1, "flag"));
     if (s.kind == Kind::Fold || s.kind == Kind::Slide) {
-      foldIn[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.in.recordSize, 8)), "foldin");
-      foldNull[m] = L.slot(B.getInt8Ty(), 1, "foldnull");
+      objects.add(foldIn[m] = L.slot(B.getInt8Ty(), uint64_t(std::max(s.in.recordSize, 8)), "foldin"));
+      objects.add(foldNull[m] = L.slot(B.getInt8Ty(), 1, "foldnull"));
     }
     if (s.kind == Kind::Slide || s.kind == Kind::SlideNulls)
       for (uint64_t a = 0; a < 3; ++a) {
@@ -231,10 +300,15 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
           Value* d = B.CreateIntToPtr(B.CreateAdd(r[0], B.CreateMul(i, r[1])), ptr);
           Value* nl = B.CreateIntToPtr(B.CreateAdd(r[2], B.CreateMul(i, r[3])), ptr);
           // The array's entry is loaded either way (it is there, maybe stale): no branch.
+          // A member's ring is that member's object; another stream's records
+          // are only read here: an object of their own.
+          const int from = externalMembers[size_t(s.from[k])];
           fr.opData.push_back(
               B.CreateSelect(inRing[size_t(s.from[k])], d, B.CreateLoad(ptr, B.CreateGEP(ptr, ext, at))));
           fr.opNull.push_back(
               B.CreateSelect(inRing[size_t(s.from[k])], nl, B.CreateLoad(ptr, B.CreateGEP(ptr, extNull, at))));
+          objects.add(fr.opData.back(), from < 0 ? -1 : objects.of(outBase[size_t(from)]));
+          objects.add(fr.opNull.back(), from < 0 ? -1 : objects.of(outNullBase[size_t(from)]));
         }
       }
       fr.outData = rec[m];
@@ -331,6 +405,7 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
       for (uint64_t a = 0; a < 3; ++a) B.CreateStore(L.load64(acc[m][a]), B.CreateConstGEP1_64(i64, state, 4 * m + a));
   }
   B.CreateRetVoid();
+  objects.annotate(*fn);
   return true;
 }
 

@@ -15,6 +15,7 @@
 #include <mutex>
 
 #include "lower.hpp"
+#include "perf_map.hpp"
 
 namespace jit {
 
@@ -31,6 +32,8 @@ struct Jit::Impl {
   // (FastISel), the optimising one at the default level.
   std::unique_ptr<llvm::orc::LLJIT> lljit[2];
   std::map<std::string, llvm::orc::ResourceTrackerSP> units[2];
+  // The host as the optimiser sees it: the vectorisers' costs are this CPU's.
+  std::unique_ptr<llvm::TargetMachine> host;
   std::mutex mu;
 };
 
@@ -50,6 +53,7 @@ static std::unique_ptr<llvm::orc::LLJIT> makeLLJIT(Tier tier, std::string& error
     return nullptr;
   }
   auto& lljit = **j;
+  addPerfMap(lljit);
   llvm::orc::SymbolMap syms;
   auto add = [&](const char* name, void* fn) {
     syms[lljit.mangleAndIntern(name)] =
@@ -74,6 +78,13 @@ std::unique_ptr<Jit> Jit::create(std::string& error) {
   for (Tier t : {Tier::Quick, Tier::Optimised}) {
     out->impl_->lljit[int(t)] = makeLLJIT(t, error);
     if (!out->impl_->lljit[int(t)]) return nullptr;
+  }
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (jtmb) {
+    if (auto tm = jtmb->createTargetMachine()) out->impl_->host = std::move(*tm);
+    else llvm::consumeError(tm.takeError());
+  } else {
+    llvm::consumeError(jtmb.takeError());
   }
   return out;
 }
@@ -170,13 +181,19 @@ bool define(llvm::Module& M, IRBuilder<>& B, const Request& r, std::string& why)
   }
 }
 
-// -O2 over the whole unit, once, off the hot path (the quick tier skips it).
-void optimise(llvm::Module& M) {
+// -O2 over the whole unit, once, off the hot path (the quick tier skips it),
+// with the loop and straight-line vectorisers on (as a C++ compiler's -O2
+// has them) and this CPU's costs (`host`, when known): a record's elements
+// are worked on several at a time.
+void optimise(llvm::Module& M, llvm::TargetMachine* host) {
   llvm::LoopAnalysisManager LAM;
   llvm::FunctionAnalysisManager FAM;
   llvm::CGSCCAnalysisManager CGAM;
   llvm::ModuleAnalysisManager MAM;
-  llvm::PassBuilder PB;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder PB(host, tuning);
   PB.registerModuleAnalyses(MAM);
   PB.registerCGSCCAnalyses(CGAM);
   PB.registerFunctionAnalyses(FAM);
@@ -208,7 +225,7 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
     lowered[i] = ok && defineChain(*mod, B, reqs[i].name, *reqs[i].chain, reqs[i].chainExternals, results[i].why) &&
                  verified(*mod->getFunction(reqs[i].name), results[i].why);
   }
-  if (tier == Tier::Optimised) optimise(*mod);
+  if (tier == Tier::Optimised) optimise(*mod, impl_->host.get());
   auto rt = lljit.getMainJITDylib().createResourceTracker();
   if (auto err = lljit.addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
     std::string msg = llvm::toString(std::move(err));

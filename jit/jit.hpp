@@ -89,7 +89,9 @@ struct Request {
   bool block = false;
   std::vector<int> operands;
   const std::vector<ChainStep>* chain = nullptr;  // set: a chain (ChainFn), the fields above unused
-  int chainExternals = 0;                         // E
+  // By external record: the step whose ring it reads (a member's record
+  // some records back), or -1 (a stream outside the chain). Its size is E.
+  std::vector<int> chainExternals = {};
 };
 
 struct Result {

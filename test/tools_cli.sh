@@ -53,4 +53,13 @@ check "--quiet shows no progress" '! grep -q "records/s" <<<"$out"'
 rm -f d d.desc d.meta d.shadow  # else the run says it removes the earlier run's records of d
 err=$(TMPDIR=$W "$B/xretractor" q.rql -k -f -m 3000000 --block 1 2>&1 >/dev/null </dev/null)
 check "without a terminal nothing is printed" '[ -z "$err" ]'
+
+# RDB_PERF_MAP: the JIT's functions in perf's map of the process, by name.
+if "$B/xretractor" --version | grep -q "jit=on"; then
+  printf "DECLARE v INTEGER STREAM s, 1 TEXTFILE 'src.txt'\nSELECT s[0]*2 STREAM a FROM s VOLATILE\nSELECT a[0]+1 STREAM b FROM a\n" > chain.rql
+  pid=$(TMPDIR=$W RDB_PERF_MAP=1 sh -c 'echo $$; exec "$0" chain.rql -f -m 1000 --no-clock --jit-tier optimised >/dev/null 2>&1' "$B/xretractor")
+  check "RDB_PERF_MAP writes /tmp/perf-PID.map naming the plan's functions" \
+    'grep -Eq "^[0-9a-f]+ [0-9a-f]+ plan_[0-9]+$" /tmp/perf-$pid.map'
+  rm -f "/tmp/perf-$pid.map"
+fi
 finish
