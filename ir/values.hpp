@@ -223,6 +223,7 @@ inline Rat ratMean(int64_t sum, int64_t n) {
   if (sum == 0) return {0, 1};
   const uint32_t a = uint32_t(sum < 0 ? -sum : sum), b = uint32_t(n);
   const uint32_t g = b == 1 ? 1 : detail::gcdBinary(a, b);
+  if (g == 1) return {int32_t(sum), int32_t(b)};  // already in lowest terms: no division
   const int32_t num = int32_t(a / g);
   return {sum < 0 ? -num : num, int32_t(b / g)};
 }

@@ -14,6 +14,8 @@
 // readers from outside (the tail's readers, ad hoc imports, which run later
 // in plan order) see what the members' own steps would have written.
 #include <algorithm>
+#include <cstring>
+#include <numeric>
 
 #include "engine/operators/driver.hpp"
 #include "engine/operators/map_op.hpp"
@@ -374,19 +376,26 @@ void chainStep(BlockCtx& c, Chain& ch) {
     k = 0;
   };
   int64_t dueCount = 0;
-  for (int j = 0; j < b.slots; ++j) {
-    if (due[size_t(j)]) {
-      ns[k] = n0 + dueCount++;
-      js[k] = j;
-      ++k;
+  if (!memchr(due.data(), 0, size_t(b.slots))) {
+    // Due at every slot of the block (the usual case): runs of consecutive slots.
+    for (int j = 0; j < b.slots; j += k, flush(), limit = room())
+      for (k = 0; k < limit && j + k < b.slots; ++k) ns[k] = n0 + dueCount++, js[k] = j + k;
+    std::iota(ch.upTo.begin(), ch.upTo.begin() + b.slots, 1);
+  } else {
+    for (int j = 0; j < b.slots; ++j) {
+      if (due[size_t(j)]) {
+        ns[k] = n0 + dueCount++;
+        js[k] = j;
+        ++k;
+      }
+      ch.upTo[size_t(j)] = written + k;
+      if (k == limit) {
+        flush();
+        limit = room();
+      }
     }
-    ch.upTo[size_t(j)] = written + k;
-    if (k == limit) {
-      flush();
-      limit = room();
-    }
+    flush();
   }
-  flush();
   for (size_t m = 0; m < M; ++m) {
     Stream& s = *ch.members[m];
     s.due += dueCount;
