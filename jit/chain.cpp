@@ -27,6 +27,16 @@ int64_t exactBound(ir::Type t) {
   return int64_t(1) << 53;
 }
 
+// Whether the step's program reads its one RATIONAL input element only to
+// truncate it to an INTEGER (`to_integer(avg)`): then the fraction's value is
+// all that matters, not its lowest terms (the input record is scratch, never
+// stored), and a mean needs no gcd.
+bool truncatesOnly(const ChainStep& s) {
+  const auto& c = s.program.code;
+  return s.in.elems.size() == 1 && c.size() == 3 && c[0].op == vm::Op::LOAD_RAT && c[0].a == 0 &&
+         c[1].op == vm::Op::CVT_RAT_I32 && c[2].op == vm::Op::STORE_I32;
+}
+
 struct ChainLowering {
   llvm::Module& M;
   IRBuilder<>& B;
@@ -127,7 +137,9 @@ struct ChainLowering {
     Value* r = s.fold == ir::Op::STREAM_MIN ? lo : s.fold == ir::Op::STREAM_MAX ? hi : sum;
     if (t == ir::Type::RATIONAL) {
       Value *num = B.CreateTrunc(r, B.getInt32Ty()), *den = B.getInt32(1);
-      if (s.fold == ir::Op::STREAM_AVG) {  // sum / present, reduced as the engine's fold reduces
+      if (s.fold == ir::Op::STREAM_AVG && truncatesOnly(s)) {
+        den = B.CreateTrunc(n, B.getInt32Ty());   // sum / present as it is: only its value is read
+      } else if (s.fold == ir::Op::STREAM_AVG) {  // sum / present, reduced as the engine's fold reduces
         auto mean = M.getOrInsertFunction("rdb_rat_mean", llvm::FunctionType::get(i64, {i64, i64}, false));
         Value* q = B.CreateCall(mean, {r, n});
         num = B.CreateTrunc(q, B.getInt32Ty());

@@ -444,9 +444,16 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
       "SELECT hw[0] STREAM hs FROM hw.sumc\n"
       "SELECT * STREAM sw FROM s@(1,7) VOLATILE\n"
       "SELECT sw[0] STREAM sa FROM sw.avg\n"
-      "SELECT sa[0] + 1 STREAM sb FROM sa\n";
-  const std::vector<std::string> files = {"q",  "r", "t",  "a",  "a2", "mn", "m2", "p2", "p3", "e",  "ew",
-                                          "ed", "g", "ga", "gb", "h",  "hs", "sa", "sb", "gw", "hw", "sw"};
+      "SELECT sa[0] + 1 STREAM sb FROM sa\n"
+      // Averages read only by to_integer (the chain skips their lowest terms),
+      // negative and NULL elements among them: sliding and over a record.
+      "SELECT 7 / (s[0] - 3 * (s[0] / 3)) - 2 * s[0] STREAM u FROM s\n"
+      "SELECT * STREAM uw FROM u@(1,4) VOLATILE\n"
+      "SELECT to_integer(uw[0]) STREAM ui FROM uw.avg\n"
+      "SELECT 0 - s[0] * 3, s[0] + 1, 5 / (s[0] - 2 * (s[0] / 2)) STREAM p4 FROM s\n"
+      "SELECT to_integer(p4[0]) STREAM fi FROM p4.avg\n";
+  const std::vector<std::string> files = {"q", "r",  "t",  "a", "a2", "mn", "m2", "p2", "p3", "e",  "ew", "ed",
+                                          "g", "ga", "gb", "h", "hs", "sa", "sb", "gw", "hw", "sw", "ui", "fi"};
   std::map<std::string, std::string> reference;
   std::string referenceRounded;
   // Chains run on optimised code (a run this short never tiers up from quick code).
@@ -465,8 +472,10 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
     CHECK((out.find("chain: g -> gw -> ga -> gb compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: h -> hw -> hs compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: sw -> sa -> sb compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: u -> uw -> ui compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: p4 -> fi compiled as one loop") != std::string::npos) == chained);
     const bool optimised = std::string(mode).find("optimised") != std::string::npos;
-    CHECK((out.find("JIT: 7 chains run as one loop each") != std::string::npos) == optimised);
+    CHECK((out.find("JIT: 9 chains run as one loop each") != std::string::npos) == optimised);
     std::string rounded;
     for (size_t at = out.find("rounded: "); at != std::string::npos; at = out.find("rounded: ", at + 1))
       rounded += out.substr(at, out.find('\n', at) - at) + "\n";
