@@ -165,6 +165,9 @@ struct ChainLowering {
 // just wrote in registers for the next step and vectorises across elements
 // instead of assuming each store may change every ring. Accesses it cannot
 // trace (the thread's rounding counter, helpers' calls) stay as they were.
+// Sound while the function stores only into members' rings and its own
+// scratch, and no two streams' histories share memory: an outside record, or
+// a zero record standing in for an absent one, is only ever read here.
 struct Objects {
   std::map<Value*, int> base;  // a pointer the code derives addresses from -> its object
   int count = 0;
