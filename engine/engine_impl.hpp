@@ -89,8 +89,8 @@ struct Engine::Impl {
   std::shared_ptr<JitWorker> jitw;  // owns the JIT; compiles ad hoc units off the slot thread
   // The plan's optimised tier, submitted once the run has lasted kTierUpAfter
   // or is sure to last that much longer (a short run keeps its quick code)
-  // and the pipelines are placed (the
-  // compile would take a core while their cost is measured).
+  // and the pipelines are placed (the compile would take a core while their
+  // cost is measured).
   std::unique_ptr<JitWorker::Job> tierUp;
   void adopt(std::vector<JitWorker::Job>& jobs);
   void adoptCompiled();

@@ -40,14 +40,10 @@ struct Jit::Impl {
 Jit::Jit() : impl_(std::make_unique<Impl>()) {}
 Jit::~Jit() = default;
 
-static std::unique_ptr<llvm::orc::LLJIT> makeLLJIT(Tier tier, std::string& error) {
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!jtmb) {
-    error = llvm::toString(jtmb.takeError());
-    return nullptr;
-  }
-  if (tier == Tier::Quick) jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
-  auto j = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*jtmb)).create();
+static std::unique_ptr<llvm::orc::LLJIT> makeLLJIT(Tier tier, llvm::orc::JITTargetMachineBuilder jtmb,
+                                                   std::string& error) {
+  if (tier == Tier::Quick) jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+  auto j = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(jtmb)).create();
   if (!j) {
     error = llvm::toString(j.takeError());
     return nullptr;
@@ -74,18 +70,18 @@ std::unique_ptr<Jit> Jit::create(std::string& error) {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
+  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!jtmb) {
+    error = llvm::toString(jtmb.takeError());
+    return nullptr;
+  }
   std::unique_ptr<Jit> out(new Jit());
   for (Tier t : {Tier::Quick, Tier::Optimised}) {
-    out->impl_->lljit[int(t)] = makeLLJIT(t, error);
+    out->impl_->lljit[int(t)] = makeLLJIT(t, *jtmb, error);
     if (!out->impl_->lljit[int(t)]) return nullptr;
   }
-  auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (jtmb) {
-    if (auto tm = jtmb->createTargetMachine()) out->impl_->host = std::move(*tm);
-    else llvm::consumeError(tm.takeError());
-  } else {
-    llvm::consumeError(jtmb.takeError());
-  }
+  if (auto tm = jtmb->createTargetMachine()) out->impl_->host = std::move(*tm);
+  else llvm::consumeError(tm.takeError());  // the optimiser then costs a generic CPU
   return out;
 }
 
