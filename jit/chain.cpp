@@ -5,10 +5,12 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include <llvm/IR/MDBuilder.h>
+#include <llvm/Support/MathExtras.h>
 
 #include <array>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "lower.hpp"
 
@@ -59,36 +61,54 @@ struct ChainLowering {
   // The fold of step s over operand record (d, nl) into its input record
   // (in: one element; inNull: its flag), as the engine's reducer folds a
   // record of INTEGER elements.
-  void fold(const ChainStep& s, Value* d, Value* nl, Value* in, Value* inNull, Value* slowFold) {
+  template <class Then>
+  void fold(const ChainStep& s, Value* d, Value* nl, Value* in, Value* inNull, Value* slowFold, Then&& then) {
     const int64_t ne = s.foldElems;
-    // The count of present elements, their sum, sum of magnitudes, smallest, largest.
-    auto* present = slot(i64, 1, "present");
-    auto* sum = slot(i64, 1, "sum");
-    auto* sumAbs = slot(i64, 1, "sumabs");
-    auto* lo = slot(i64, 1, "lo");
-    auto* hi = slot(i64, 1, "hi");
-    for (auto* a : {present, sum, sumAbs}) B.CreateStore(B.getInt64(0), a);
-    B.CreateStore(B.getInt64(uint64_t(std::numeric_limits<int64_t>::max())), lo);
-    B.CreateStore(B.getInt64(uint64_t(std::numeric_limits<int64_t>::min())), hi);
-    auto element = [&](Value* e) {
-      Value* v = B.CreateSExt(
-          B.CreateAlignedLoad(B.getInt32Ty(), B.CreateGEP(B.getInt8Ty(), d, B.CreateShl(e, 2)), llvm::MaybeAlign(1)),
-          i64);
-      Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), B.CreateGEP(B.getInt8Ty(), nl, e)), B.getInt8(0));
-      Value* x = B.CreateSelect(isNull, B.getInt64(0), v);
-      B.CreateStore(B.CreateAdd(load64(present), B.CreateZExt(B.CreateNot(isNull), i64)), present);
-      B.CreateStore(B.CreateAdd(load64(sum), x), sum);
-      B.CreateStore(B.CreateAdd(load64(sumAbs), B.CreateSelect(B.CreateICmpSLT(x, B.getInt64(0)), B.CreateNeg(x), x)),
-                    sumAbs);
-      Value* l = load64(lo);
-      Value* h = load64(hi);
-      B.CreateStore(B.CreateSelect(isNull, l, B.CreateSelect(B.CreateICmpSLT(v, l), v, l)), lo);
-      B.CreateStore(B.CreateSelect(isNull, h, B.CreateSelect(B.CreateICmpSGT(v, h), v, h)), hi);
+    auto load = [&](int64_t e, Value* at) {  // element e (at, when not constant): its value, whether NULL
+      Value* i = at ? at : B.getInt64(uint64_t(e));
+      Value* v =
+          B.CreateAlignedLoad(B.getInt32Ty(), B.CreateGEP(B.getInt8Ty(), d, B.CreateShl(i, 2)), llvm::MaybeAlign(1));
+      Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), B.CreateGEP(B.getInt8Ty(), nl, i)), B.getInt8(0));
+      return std::pair<Value*, Value*>{v, isNull};
     };
+    // The count of present elements, their sum, sum of magnitudes, smallest, largest.
+    Value *present, *sum, *sumAbs, *lo, *hi;
     if (ne <= 64) {
-      // Straight-line: no loop to run, and the sums vectorise.
-      for (int64_t e = 0; e < ne; ++e) element(B.getInt64(uint64_t(e)));
+      // Straight-line, as vectors of a power of two lanes (the missing ones
+      // NULL) and their reductions: each element as the step before left it.
+      const unsigned P = unsigned(llvm::PowerOf2Ceil(uint64_t(ne)));
+      Value* v = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(P), B.getInt32(0));
+      Value* none = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(P), B.getTrue());
+      for (int64_t e = 0; e < ne; ++e) {
+        auto [x, isNull] = load(e, nullptr);
+        v = B.CreateInsertElement(v, x, uint64_t(e));
+        none = B.CreateInsertElement(none, isNull, uint64_t(e));
+      }
+      auto* v64t = llvm::FixedVectorType::get(i64, P);
+      Value* wide = B.CreateSExt(v, v64t);
+      Value* zero = llvm::Constant::getNullValue(v64t);
+      Value* x = B.CreateSelect(none, zero, wide);
+      auto splat = [&](int64_t c) {
+        return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(P), B.getInt64(uint64_t(c)));
+      };
+      present = B.CreateAddReduce(B.CreateZExt(B.CreateNot(none), v64t));
+      sumAbs = B.CreateAddReduce(B.CreateSelect(B.CreateICmpSLT(x, zero), B.CreateNeg(x), x));
+      lo = B.CreateIntMinReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::max()), wide), true);
+      hi = B.CreateIntMaxReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::min()), wide), true);
+      // Where the result is exact (its sum of magnitudes within 2^31) the
+      // wrapped 32-bit sum is the sum: twice the lanes a vector.
+      if (exactBound(s.in.elems[0].type) <= std::numeric_limits<int32_t>::max())
+        sum = B.CreateSExt(B.CreateAddReduce(B.CreateSelect(none, llvm::Constant::getNullValue(v->getType()), v)), i64);
+      else sum = B.CreateAddReduce(x);
     } else {
+      auto* pr = slot(i64, 1, "present");
+      auto* su = slot(i64, 1, "sum");
+      auto* sa = slot(i64, 1, "sumabs");
+      auto* l = slot(i64, 1, "lo");
+      auto* h = slot(i64, 1, "hi");
+      for (auto* a : {pr, su, sa}) B.CreateStore(B.getInt64(0), a);
+      B.CreateStore(B.getInt64(uint64_t(std::numeric_limits<int64_t>::max())), l);
+      B.CreateStore(B.getInt64(uint64_t(std::numeric_limits<int64_t>::min())), h);
       auto* e = slot(i64, 1, "e");
       B.CreateStore(B.getInt64(0), e);
       auto *head = block("fold"), *body = block("fold.elem"), *done = block("fold.done");
@@ -97,27 +117,42 @@ struct ChainLowering {
       Value* ev = load64(e);
       B.CreateCondBr(B.CreateICmpSLT(ev, B.getInt64(uint64_t(ne))), body, done);
       B.SetInsertPoint(body);
-      element(ev);
+      auto [x32, isNull] = load(0, ev);
+      Value* v = B.CreateSExt(x32, i64);
+      Value* x = B.CreateSelect(isNull, B.getInt64(0), v);
+      B.CreateStore(B.CreateAdd(load64(pr), B.CreateZExt(B.CreateNot(isNull), i64)), pr);
+      B.CreateStore(B.CreateAdd(load64(su), x), su);
+      B.CreateStore(B.CreateAdd(load64(sa), B.CreateSelect(B.CreateICmpSLT(x, B.getInt64(0)), B.CreateNeg(x), x)), sa);
+      Value* lv = load64(l);
+      Value* hv = load64(h);
+      B.CreateStore(B.CreateSelect(isNull, lv, B.CreateSelect(B.CreateICmpSLT(v, lv), v, lv)), l);
+      B.CreateStore(B.CreateSelect(isNull, hv, B.CreateSelect(B.CreateICmpSGT(v, hv), v, hv)), h);
       B.CreateStore(B.CreateAdd(ev, B.getInt64(1)), e);
       B.CreateBr(head);
       B.SetInsertPoint(done);
+      present = load64(pr), sum = load64(su), sumAbs = load64(sa), lo = load64(l), hi = load64(h);
     }
-    finish(s, load64(present), load64(sum), load64(sumAbs), load64(lo), load64(hi), in, inNull, [&] {
-      // Partial sums beyond the type's exact range: the engine's fold in that type.
-      auto ptr = llvm::PointerType::getUnqual(C);
-      auto* ty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt32Ty(), ptr, ptr, i64, ptr}, false);
-      B.CreateCall(ty, slowFold,
-                   {B.getInt32(uint32_t(s.fold)), B.getInt32(uint32_t(s.in.elems[0].type)), d, nl,
-                    B.getInt64(uint64_t(ne)), in});
-    });
+    finish(
+        s, present, sum, sumAbs, lo, hi, in, inNull,
+        [&] {
+          // Partial sums beyond the type's exact range: the engine's fold in that type.
+          auto ptr = llvm::PointerType::getUnqual(C);
+          auto* ty =
+              llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt32Ty(), ptr, ptr, i64, ptr}, false);
+          B.CreateCall(ty, slowFold,
+                       {B.getInt32(uint32_t(s.fold)), B.getInt32(uint32_t(s.in.elems[0].type)), d, nl,
+                        B.getInt64(uint64_t(ne)), in});
+        },
+        then);
   }
 
   // A reducer's input record from its integer accumulators, as the engine's
   // intResult makes it: NULL without a present element, `slow` beyond the
-  // type's exact range.
-  template <class Slow>
+  // type's exact range. `then` (the step's program) follows on each path:
+  // on the usual one it sees the record's values (e.g. a denominator of 1).
+  template <class Slow, class Then>
   void finish(const ChainStep& s, Value* n, Value* sum, Value* sumAbs, Value* lo, Value* hi, Value* in, Value* inNull,
-              Slow&& slowPath) {
+              Slow&& slowPath, Then&& then) {
     const ir::Type t = s.in.elems[0].type;
     auto *none = block("fold.null"), *some = block("fold.some"), *slow = block("fold.slow"), *fast = block("fold.fast"),
          *end = block("fold.end");
@@ -126,12 +161,14 @@ struct ChainLowering {
     B.SetInsertPoint(none);
     B.CreateMemSet(in, B.getInt8(0), uint64_t(s.in.elems[0].size), llvm::MaybeAlign(1));
     B.CreateStore(B.getInt8(1), inNull);
+    then();
     B.CreateBr(end);
     B.SetInsertPoint(some);
     B.CreateStore(B.getInt8(0), inNull);
     B.CreateCondBr(B.CreateICmpSGT(sumAbs, B.getInt64(uint64_t(exactBound(t)))), slow, fast);
     B.SetInsertPoint(slow);
     slowPath();
+    then();
     B.CreateBr(end);
     B.SetInsertPoint(fast);
     Value* r = s.fold == ir::Op::STREAM_MIN ? lo : s.fold == ir::Op::STREAM_MAX ? hi : sum;
@@ -153,6 +190,7 @@ struct ChainLowering {
       if (s.fold == ir::Op::STREAM_AVG) f = B.CreateFDiv(f, B.CreateSIToFP(n, ft));
       B.CreateAlignedStore(f, in, llvm::MaybeAlign(1));
     }
+    then();
     B.CreateBr(end);
     B.SetInsertPoint(end);
   }
@@ -223,6 +261,14 @@ struct Objects {
 
 }  // namespace
 
+// The first n lanes of vector v, or v with lanes added (poison) up to n.
+Value* resized(IRBuilder<>& B, Value* v, unsigned n) {
+  const unsigned have = unsigned(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements());
+  std::vector<int> lanes(n);
+  for (unsigned e = 0; e < n; ++e) lanes[e] = e < have ? int(e) : -1;
+  return B.CreateShuffleVector(v, llvm::PoisonValue::get(v->getType()), lanes);
+}
+
 bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const std::vector<ChainStep>& steps,
                  const std::vector<int>& externalMembers, std::string& why) {
   const int externals = int(externalMembers.size());
@@ -242,24 +288,41 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   Value *slowSlide = field(10), *strided = field(11);
   ChainLowering L(M, B, fn);
   const size_t n = steps.size();
+  Objects objects;
+  // The thread's rounding counter changes only inside helpers' calls: an
+  // object of its own, so its loads between two calls are one load.
+  objects.add(threadRounded);
   // Each step's ring (its first record of the run) and, for a window, its
   // record before the run; a fused window's flag; its fold's input record, its
   // roundings, a sliding step's accumulators (sum, sum of magnitudes, present;
   // NULLs). Loaded once: nothing the loop writes moves them.
   std::vector<Value*> outBase(n), outNullBase(n), lastRec(n, nullptr), lastNull(n, nullptr);
   std::vector<llvm::AllocaInst*> flag(n, nullptr), foldIn(n, nullptr), foldNull(n, nullptr), roundings(n);
+  std::vector<llvm::AllocaInst*> window(n, nullptr), windowNulls(n, nullptr);
   std::vector<std::array<llvm::AllocaInst*, 3>> acc(n);
-  Objects objects;
   for (size_t m = 0; m < n; ++m) {
     const ChainStep& s = steps[m];
     outBase[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outs, m));
     outNullBase[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, outNulls, m));
     const int data = objects.add(outBase[m]), flags = objects.add(outNullBase[m]);
-    if (s.kind == Kind::Window) {  // its record before the run: in its ring too
+    if (s.kind == Kind::Window) {
+      // Its record before the run (in its ring too), then each record it
+      // makes, carried to the next as a value: read back from the ring, the
+      // record just stored would hold each record up until the one before
+      // had left the store buffer (a load spanning two stores is not forwarded).
       lastRec[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m));
       lastNull[m] = B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, last, 2 * m + 1));
       objects.add(lastRec[m], data);
       objects.add(lastNull[m], flags);
+      // The value is a vector of a power of two lanes (LLVM keeps such a one
+      // in vector registers), the record its first W.
+      const unsigned W = unsigned(s.out.elems.size()), P = unsigned(llvm::PowerOf2Ceil(W));
+      for (auto [a, from, t] : {std::tuple{&window[m], lastRec[m], B.getInt32Ty()},
+                                std::tuple{&windowNulls[m], lastNull[m], B.getInt8Ty()}}) {
+        objects.add(*a = L.slot(llvm::FixedVectorType::get(t, P), 1, "window"));
+        B.CreateStore(resized(B, B.CreateAlignedLoad(llvm::FixedVectorType::get(t, W), from, llvm::MaybeAlign(1)), P),
+                      *a);
+      }
     }
     if (s.kind == Kind::SlideNulls) objects.add(flag[m] = L.slot(B.getInt8Ty(), 1, "flag"));
     if (s.kind == Kind::Fold || s.kind == Kind::Slide) {
@@ -334,26 +397,38 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
         Value* v = B.CreateAlignedLoad(B.getInt32Ty(), fr.opData[k], llvm::MaybeAlign(1));
         return std::pair<Value*, Value*>{v, isNull};
       };
+      // A fold's program reads its input record (scratch), on each of the fold's paths.
+      Frame foldFrame;
+      if (s.kind == Kind::Fold || s.kind == Kind::Slide) {
+        foldFrame.opData = {foldIn[m]};
+        foldFrame.opNull = {foldNull[m]};
+        foldFrame.opBase = {0};
+        foldFrame.opOff = {0};
+        foldFrame.outData = fr.outData;
+        foldFrame.outNulls = fr.outNulls;
+      }
+      auto program = [&] { lowerProgram(M, B, s.program, s.in, s.out, foldFrame); };
       if (s.kind == Kind::Window) {
         // Newest first: every element moves one place back, the producer's
         // new one goes first (NULL as zero bytes).
-        // Its record before: the one before the run's first, then the ring's previous.
-        const uint64_t W = ne;
+        const unsigned W = unsigned(ne);
         auto [v, isNull] = element(0);
-        if (W > 1) {
-          Value* first = B.CreateICmpEQ(i, B.getInt64(0));
-          Value* before = B.CreateSub(i, B.getInt64(1));
-          Value* prev = B.CreateSelect(first, lastRec[m],
-                                       B.CreateGEP(B.getInt8Ty(), outBase[m], B.CreateMul(before, B.getInt64(rs))));
-          Value* prevNull = B.CreateSelect(
-              first, lastNull[m], B.CreateGEP(B.getInt8Ty(), outNullBase[m], B.CreateMul(before, B.getInt64(W))));
-          B.CreateMemCpy(B.CreateConstGEP1_64(B.getInt8Ty(), rec[m], 4), llvm::MaybeAlign(1), prev, llvm::MaybeAlign(1),
-                         4 * (W - 1));
-          B.CreateMemCpy(B.CreateConstGEP1_64(B.getInt8Ty(), nulls[m], 1), llvm::MaybeAlign(1), prevNull,
-                         llvm::MaybeAlign(1), W - 1);
-        }
-        B.CreateAlignedStore(B.CreateSelect(isNull, B.getInt32(0), v), rec[m], llvm::MaybeAlign(1));
-        B.CreateStore(B.CreateZExt(isNull, B.getInt8Ty()), nulls[m]);
+        auto moved = [&](llvm::AllocaInst* a, llvm::Type* t, Value* first) {
+          const unsigned P = unsigned(llvm::cast<llvm::FixedVectorType>(t)->getNumElements());
+          Value* before = B.CreateLoad(t, a);
+          std::vector<int> back(P);
+          for (unsigned e = 0; e < P; ++e) back[e] = int(e) - 1;
+          back[0] = int(P);  // a lane of the poison operand: replaced below
+          Value* now =
+              B.CreateInsertElement(B.CreateShuffleVector(before, llvm::PoisonValue::get(t), back), first, uint64_t(0));
+          B.CreateStore(now, a);
+          return resized(B, now, W);
+        };
+        B.CreateAlignedStore(moved(window[m], window[m]->getAllocatedType(), B.CreateSelect(isNull, B.getInt32(0), v)),
+                             rec[m], llvm::MaybeAlign(1));
+        B.CreateAlignedStore(
+            moved(windowNulls[m], windowNulls[m]->getAllocatedType(), B.CreateZExt(isNull, B.getInt8Ty())), nulls[m],
+            llvm::MaybeAlign(1));
       } else if (s.kind == Kind::SlideNulls) {
         // One element enters, one leaves (absent ones count as NULL).
         auto [vi, ni] = element(0);
@@ -375,27 +450,22 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
         B.CreateStore(sum, acc[m][0]);
         B.CreateStore(sumAbs, acc[m][1]);
         B.CreateStore(present, acc[m][2]);
-        L.finish(s, present, sum, sumAbs, sum, sum, foldIn[m], foldNull[m], [&] {
-          auto* ty = llvm::FunctionType::get(B.getVoidTy(), {ptr, B.getInt32Ty(), i64, ptr}, false);
-          B.CreateCall(ty, slowSlide, {ctx, B.getInt32(uint32_t(m)), i, foldIn[m]});
-        });
-        fr.opData = {foldIn[m]};
-        fr.opNull = {foldNull[m]};
-        fr.opBase = {0};
-        fr.opOff = {0};
+        L.finish(
+            s, present, sum, sumAbs, sum, sum, foldIn[m], foldNull[m],
+            [&] {
+              auto* ty = llvm::FunctionType::get(B.getVoidTy(), {ptr, B.getInt32Ty(), i64, ptr}, false);
+              B.CreateCall(ty, slowSlide, {ctx, B.getInt32(uint32_t(m)), i, foldIn[m]});
+            },
+            program);
       } else if (s.kind == Kind::Fold) {
-        L.fold(s, fr.opData[0], fr.opNull[0], foldIn[m], foldNull[m], slowFold);
-        fr.opData = {foldIn[m]};
-        fr.opNull = {foldNull[m]};
-        fr.opBase = {0};
-        fr.opOff = {0};
+        L.fold(s, fr.opData[0], fr.opNull[0], foldIn[m], foldNull[m], slowFold, program);
       } else {
         for (int b : s.bases) {
           fr.opBase.push_back(b);
           fr.opOff.push_back(size_t(b) < s.in.elems.size() ? s.in.elems[size_t(b)].offset : 0);
         }
       }
-      if (s.kind != Kind::Window && s.kind != Kind::SlideNulls) lowerProgram(M, B, s.program, s.in, s.out, fr);
+      if (s.kind == Kind::Map) lowerProgram(M, B, s.program, s.in, s.out, fr);
       // A fused window is not materialised: its flag byte goes to its NULL index.
       if (s.kind == Kind::SlideNulls)
         B.CreateStore(B.CreateLoad(B.getInt8Ty(), flag[m]),

@@ -412,8 +412,8 @@ TEST_CASE("a SELECT over a fused window reads the elements it loads, as the wind
 // roundings), AVG, MIN, a window sliding over its producer (runs of 256
 // records within a block), fused windows folded as they slide (NULLs in them,
 // sums beyond INTEGER range, a producer outside the chain), NULLs from a zero
-// divisor, a VOLATILE member, and every block length, on two threads and on
-// the VM.
+// divisor, a VOLATILE member, MAX, a window wider than a vector register and
+// its fold, and every block length, on two threads and on the VM.
 TEST_CASE("a chain compiled as one loop writes what each stream's own step writes", "[engine][chain]") {
   RunDir d;
   d.write("src.txt", sequence(-40, 400));
@@ -451,9 +451,18 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
       "SELECT * STREAM uw FROM u@(1,4) VOLATILE\n"
       "SELECT to_integer(uw[0]) STREAM ui FROM uw.avg\n"
       "SELECT 0 - s[0] * 3, s[0] + 1, 5 / (s[0] - 2 * (s[0] / 2)) STREAM p4 FROM s\n"
-      "SELECT to_integer(p4[0]) STREAM fi FROM p4.avg\n";
-  const std::vector<std::string> files = {"q", "r",  "t",  "a", "a2", "mn", "m2", "p2", "p3", "e",  "ew", "ed",
-                                          "g", "ga", "gb", "h", "hs", "sa", "sb", "gw", "hw", "sw", "ui", "fi"};
+      "SELECT to_integer(p4[0]) STREAM fi FROM p4.avg\n"
+      // MAX over a record; a window of 70 (wider than a vector register) and
+      // its MAX, folded element by element.
+      "SELECT s[0], 0 - s[0], 4 / (s[0] - 3 * (s[0] / 3)) STREAM p5 FROM s\n"
+      "SELECT p5[0] STREAM mx FROM p5.max\n"
+      "SELECT 3 / (s[0] - 7 * (s[0] / 7)) - s[0] STREAM b FROM s\n"
+      "SELECT * STREAM bw FROM b@(1,70)\n"
+      "SELECT bw[0] STREAM bx FROM bw.max\n"
+      "SELECT bx[0] + 1 STREAM bz FROM bx\n";
+  const std::vector<std::string> files = {"q",  "r",  "t",  "a",  "a2", "mn", "m2", "p2", "p3", "e",
+                                          "ew", "ed", "g",  "ga", "gb", "h",  "hs", "sa", "sb", "gw",
+                                          "hw", "sw", "ui", "fi", "mx", "bw", "bx", "bz"};
   std::map<std::string, std::string> reference;
   std::string referenceRounded;
   // Chains run on optimised code (a run this short never tiers up from quick code).
@@ -474,8 +483,10 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
     CHECK((out.find("chain: sw -> sa -> sb compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: u -> uw -> ui compiled as one loop") != std::string::npos) == chained);
     CHECK((out.find("chain: p4 -> fi compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: p5 -> mx compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: b -> bw -> bx -> bz compiled as one loop") != std::string::npos) == chained);
     const bool optimised = std::string(mode).find("optimised") != std::string::npos;
-    CHECK((out.find("JIT: 9 chains run as one loop each") != std::string::npos) == optimised);
+    CHECK((out.find("JIT: 11 chains run as one loop each") != std::string::npos) == optimised);
     std::string rounded;
     for (size_t at = out.find("rounded: "); at != std::string::npos; at = out.find("rounded: ", at + 1))
       rounded += out.substr(at, out.find('\n', at) - at) + "\n";
