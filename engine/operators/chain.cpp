@@ -254,6 +254,24 @@ void chainStep(BlockCtx& c, Chain& ch) {
     for (auto* m : ch.members) r = std::min(r, m->hist.contiguous());
     return int(r);
   };
+  // Records from the member's record nFirst on that each external can give in
+  // place (one stretch of its ring, a slower one's same record): a run of
+  // consecutive records that stops there reads them without a pointer a record.
+  auto inPlaceRoom = [&](int64_t nFirst) {
+    int64_t r = kRun;
+    for (const Chain::External& x : ch.externals) {
+      const Stream& s = *ch.members[size_t(x.member)];
+      const History& h = c.src(s, size_t(x.operand)).hist;
+      const int64_t n = nFirst - ch.shift[size_t(x.member)];
+      const ir::Rational ratio = x.raw ? ir::Rational{1, 1} : s.operandRatio[size_t(x.operand)];
+      if (ratio.num == ratio.den) {
+        if (const int64_t at = n - x.lag - h.base; at >= 0) r = std::min(r, h.cap - h.pos(at));
+      } else if (ratio.num > 0 && ratio.num < ratio.den) {  // the next record it moves on to
+        r = std::min(r, ceilMul(floorMul(n, ratio) + 1, ir::Rational{ratio.den, ratio.num}) - n);
+      }
+    }
+    return int(std::max<int64_t>(r, 1));
+  };
   int64_t ns[kRun];
   int js[kRun];
   int k = 0, written = 0, limit = room();
@@ -378,8 +396,10 @@ void chainStep(BlockCtx& c, Chain& ch) {
   int64_t dueCount = 0;
   if (!memchr(due.data(), 0, size_t(b.slots))) {
     // Due at every slot of the block (the usual case): runs of consecutive slots.
-    for (int j = 0; j < b.slots; j += k, flush(), limit = room())
+    for (int j = 0; j < b.slots; j += k, flush(), limit = room()) {
+      limit = std::min(limit, inPlaceRoom(n0 + dueCount));
       for (k = 0; k < limit && j + k < b.slots; ++k) ns[k] = n0 + dueCount++, js[k] = j + k;
+    }
     std::iota(ch.upTo.begin(), ch.upTo.begin() + b.slots, 1);
   } else {
     for (int j = 0; j < b.slots; ++j) {
