@@ -130,6 +130,7 @@ struct Engine::Impl {
   void refineTicks(const std::vector<const ir::Query*>& fresh);
   Stream& instantiate(const ir::Query& q, const ir::Plan& cand, int64_t delay = 0);
   int64_t growRings(const ir::Plan& cand);
+  int64_t materialiseRead(const std::vector<const ir::Query*>& fresh, const ir::Plan& cand);
   void withdraw(size_t count, size_t ticksBefore);
   void dropNewest();
   void updateLiveSource();

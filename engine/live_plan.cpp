@@ -100,6 +100,7 @@ std::pair<int64_t, int64_t> Engine::held(const std::string& id) const {
   const int64_t newest = h.newest();
   int64_t oldest = h.base + std::max<int64_t>(0, h.count - h.window);
   if (!s->declared && s->files.store) oldest = h.base;  // the file holds every record of this run
+  oldest = std::max(oldest, s->heldFrom);               // a chain member not materialised
   return {oldest, newest};
 }
 
@@ -111,6 +112,7 @@ bool Engine::record(const std::string& id, int64_t n, std::vector<uint8_t>& data
   layout = &s->out;
   const size_t ne = s->out.elems.size();
   const uint8_t *d, *nl;
+  if (n < s->heldFrom) return false;  // a chain member not materialised
   if (h.get(n, d, nl)) {
     data.assign(d, d + s->out.recordSize);
     nulls.assign(nl, nl + ne);
@@ -261,6 +263,27 @@ int64_t Engine::Impl::growRings(const ir::Plan& cand) {
   return delay;
 }
 
+// A chain member not materialised that a new stream reads: its chain is
+// dissolved (its members write their records again, from the next block on)
+// and the new streams wait until it has written as many as they read back.
+int64_t Engine::Impl::materialiseRead(const std::vector<const ir::Query*>& fresh, const ir::Plan& cand) {
+  int64_t delay = 0;
+  for (auto& s : streams) {
+    if (s->removed || !s->chain) continue;
+    const Chain& c = *s->chain;
+    const auto at = std::find(c.members.begin(), c.members.end(), s.get());
+    if (c.materialised[size_t(at - c.members.begin())]) continue;
+    bool read = false;
+    for (auto* q : fresh)
+      for (auto& d : q->dependencies()) read = read || d == s->q->id;
+    if (!read) continue;
+    const int64_t back = cand.maxCapacity.count(s->q->id) ? cand.maxCapacity.at(s->q->id) : 1;
+    delay = std::max(delay, std::max<int64_t>(back, 1) * s->tick);
+    ops::dissolve(*s->chain);
+  }
+  return delay;
+}
+
 // Takes back the streams one admit() set up before a later one failed: they
 // are the newest entries of the plan, read by nothing else; their intervals
 // added to the clock go too. Their files stay on disk, as removeStream's do.
@@ -288,7 +311,7 @@ Admission Engine::admit(const ir::Plan& cand) {
   std::vector<const ir::Query*> fresh;
   if (std::string id = m.changedStream(cand, fresh); !id.empty()) return {Admission::Result::CHANGES_RUNNING, id};
   m.refineTicks(fresh);
-  const int64_t delay = m.growRings(cand);
+  const int64_t delay = std::max(m.growRings(cand), m.materialiseRead(fresh, cand));
   const size_t ticksBefore = m.ticks.size();
   std::vector<Stream*> added;
   for (auto* q : fresh) {
@@ -344,6 +367,9 @@ std::string Engine::addRule(const ir::Plan& cand, const std::string& id, const s
   } catch (const std::exception& e) {
     return std::string("Compile chain failed:") + e.what();
   }
+  // A chain runs on its members' own steps once one has a rule; a dump's
+  // records from before a member not materialised are missing ones (zeros).
+  if (target->chain) ops::dissolve(*target->chain);
   return "OK";
 }
 

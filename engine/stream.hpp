@@ -53,6 +53,8 @@ struct Chain {
   // shift[m] larger: it reads a member before it that many records back).
   std::vector<int64_t> shift;
   std::vector<External> externals;
+  // By member: whether its records are written to its ring (see jit::ChainStep).
+  std::vector<char> materialised;
   jit::ChainFn native = nullptr;
   // Scratch of a run: external record pointers, the members' output runs,
   // roundings, windows' records before the run, sliding folds' accumulators.
@@ -119,6 +121,9 @@ struct Stream {
   Stream* fusedWindow = nullptr;  // set on the reader
   std::vector<int> fusedLoads;    // a SELECT reader: the window elements its program loads
   std::shared_ptr<Chain> chain;   // set on every member of a chain
+  // A chain member not materialised keeps only its newest record in its ring:
+  // records before this one are not there (clients and imports wait for new ones).
+  int64_t heldFrom = INT64_MIN;
   // stored artifacts: data store and NULL index (a VOLATILE stream has no store)
   storage::FamilyStores files;
   int metaBits = 0;

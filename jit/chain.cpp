@@ -1,6 +1,7 @@
 // A chain's function (jit.hpp, ChainStep): the streams of a chain run record
 // by record in one loop. Each step writes its record straight into its
-// history ring and the next step reads it there (no copy between them).
+// history ring and the next step reads it there (no copy between them), or,
+// not materialised, into scratch the optimiser keeps in registers.
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/Intrinsics.h>
 
@@ -298,7 +299,7 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   // NULLs). Loaded once: nothing the loop writes moves them.
   std::vector<Value*> outBase(n), outNullBase(n), lastRec(n, nullptr), lastNull(n, nullptr);
   std::vector<llvm::AllocaInst*> flag(n, nullptr), foldIn(n, nullptr), foldNull(n, nullptr), roundings(n);
-  std::vector<llvm::AllocaInst*> window(n, nullptr), windowNulls(n, nullptr);
+  std::vector<llvm::AllocaInst*> window(n, nullptr), windowNulls(n, nullptr), scratch(n, nullptr);
   std::vector<std::array<llvm::AllocaInst*, 3>> acc(n);
   for (size_t m = 0; m < n; ++m) {
     const ChainStep& s = steps[m];
@@ -334,6 +335,7 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
         acc[m][a] = L.slot(i64, 1, "acc");
         B.CreateStore(L.load64(B.CreateConstGEP1_64(i64, state, 4 * m + a)), acc[m][a]);
       }
+    if (!s.materialised) objects.add(scratch[m] = L.slot(B.getInt8Ty(), uint64_t(s.out.recordSize), "record"));
     roundings[m] = L.slot(i64, 1, "rounded");
     B.CreateStore(B.getInt64(0), roundings[m]);
   }
@@ -363,7 +365,7 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
     for (size_t m = 0; m < n; ++m) {
       const ChainStep& s = steps[m];
       const uint64_t rs = uint64_t(s.out.recordSize), ne = s.out.elems.size();
-      rec[m] = B.CreateGEP(B.getInt8Ty(), outBase[m], B.CreateMul(i, B.getInt64(rs)));
+      rec[m] = s.materialised ? B.CreateGEP(B.getInt8Ty(), outBase[m], B.CreateMul(i, B.getInt64(rs))) : scratch[m];
       nulls[m] = s.kind == Kind::SlideNulls
                      ? flag[m]
                      : B.CreateGEP(B.getInt8Ty(), outNullBase[m], B.CreateMul(i, B.getInt64(ne)));
@@ -483,6 +485,20 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   B.CreateStore(B.CreateAdd(i, B.getInt64(1)), idx);
   B.CreateBr(head);
   B.SetInsertPoint(exit);
+  // A member not materialised leaves its newest record in its ring (the
+  // next run's window starts from it; clients ask for it).
+  for (size_t m = 0; m < n; ++m) {
+    if (steps[m].materialised) continue;
+    const uint64_t rs = uint64_t(steps[m].out.recordSize);
+    auto *store = L.block("newest"), *next = L.block("newest.done");
+    B.CreateCondBr(B.CreateICmpSGT(count, B.getInt64(0)), store, next);
+    B.SetInsertPoint(store);
+    B.CreateMemCpy(
+        B.CreateGEP(B.getInt8Ty(), outBase[m], B.CreateMul(B.CreateSub(count, B.getInt64(1)), B.getInt64(rs))),
+        llvm::MaybeAlign(1), scratch[m], llvm::MaybeAlign(1), rs);
+    B.CreateBr(next);
+    B.SetInsertPoint(next);
+  }
   for (size_t m = 0; m < n; ++m) {
     Value* at = B.CreateConstGEP1_64(i64, rounded, m);
     B.CreateStore(B.CreateAdd(L.load64(at), L.load64(roundings[m])), at);

@@ -77,6 +77,10 @@ struct ChainStep {
   // writes flag byte 0 of each record: 1 when it holds one. Slide (its
   // reducer, the next step) keeps the sum, the sum of magnitudes and the
   // count of present elements.
+  // Not materialised: the next step alone reads its record, in the same
+  // iteration; the record stays in registers and only the run's last one is
+  // written to the ring (its NULL flags still are, every record).
+  bool materialised = true;
 };
 
 struct Request {

@@ -12,7 +12,12 @@
 // Members stay materialised (a fused window: its count and NULL index): each
 // record is still written to its ring, its NULL index and its store, so
 // readers from outside (the tail's readers, ad hoc imports, which run later
-// in plan order) see what the members' own steps would have written.
+// in plan order) see what the members' own steps would have written. Except
+// a VOLATILE member (no store, no PUBLISH) whose reader, the next member,
+// reads only its newest record (a map or a fold at the same tail): its record
+// stays in registers, its ring gets the run's last one and every record's
+// NULL flags (its index). An import that reads it dissolves the chain and
+// waits for the records it reads (live_plan.cpp).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -153,6 +158,15 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
         c->externals.push_back({int(m), 0, windowLength(st), true});
       st.chain = c;
     }
+    for (size_t m = 0; m < c->members.size(); ++m) {
+      const Stream& st = *c->members[m];
+      bool kept = m + 1 == c->members.size() || st.files.store || st.sink || kindOf(st) == Kind::SlideNulls;
+      if (!kept) {
+        const Kind next = kindOf(*c->members[m + 1]);
+        kept = (next != Kind::Map && next != Kind::Fold) || c->shift[m + 1] != c->shift[m];
+      }
+      c->materialised.push_back(kept);
+    }
     chains.push_back(std::move(c));
   }
   return chains;
@@ -182,6 +196,7 @@ std::vector<jit::ChainStep> chainSteps(const Chain& c, const Streams& streams) {
     if (st.kind == Kind::Fold || st.kind == Kind::Slide) st.fold = s.q->program.back().op;
     if (st.kind == Kind::Fold) st.foldElems = int(streams[size_t(s.srcs[0])]->out.elems.size());
     if (st.kind == Kind::Map) st.bases = s.slotBase;
+    st.materialised = c.materialised[m];
     steps.push_back(std::move(st));
   }
   return steps;
@@ -418,6 +433,7 @@ void chainStep(BlockCtx& c, Chain& ch) {
   }
   for (size_t m = 0; m < M; ++m) {
     Stream& s = *ch.members[m];
+    if (!ch.materialised[m]) s.heldFrom = s.hist.newest();
     s.due += dueCount;
     const int64_t start = ch.startCount[m];
     for (int j = 0; j < b.slots; ++j) s.vis[size_t(j)] = start + ch.upTo[size_t(j)];

@@ -61,9 +61,10 @@ inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, con
     if (s.rules) {
       const History& h = s.hist;
       const int64_t seen = ns[i] - h.base + 1;  // the rule sees the stream as it was after record n
-      s.rules->onRecord(ns[i], r, nl, [&h, seen](int64_t x, const uint8_t*& d) {
+      const int64_t from = s.heldFrom;          // a chain member not materialised held no earlier ones
+      s.rules->onRecord(ns[i], r, nl, [&h, seen, from](int64_t x, const uint8_t*& d) {
         const uint8_t* f;
-        return h.get(x, seen, d, f);
+        return x >= from && h.get(x, seen, d, f);
       });
     }
     if (ne == 0 || !memchr(nl, 1, ne)) {
