@@ -2,6 +2,7 @@
 // to native code at block boundaries.
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "engine/engine_impl.hpp"
 #include "engine/operators/operators.hpp"
@@ -83,7 +84,15 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
   // The plan starts on quick code; the optimised code of the same programs
   // comes from the worker and switches in at a block boundary (same bytes).
   if (opt.jitTier == 0) {
+    // A chain's members keep their quick code for the blocks the chain does
+    // not take: their programs are compiled optimised inside the chain only.
+    std::set<uint64_t> inChain;
+    for (auto& c : chains)
+      for (auto* m : c->members) inChain.insert(m->serial);
     tierUp = std::make_unique<JitWorker::Job>(job);
+    tierUp->items.clear();
+    for (auto& it : job.items)
+      if (it.rule >= 0 || !inChain.count(it.serial)) tierUp->items.push_back(it);
     for (auto& it : chainItems) tierUp->items.push_back(it);
   } else if (opt.jitTier == 2) {
     for (auto& it : chainItems) job.items.push_back(it);
@@ -133,8 +142,9 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
         s.rules->rules()[size_t(it.rule)].condition.native = it.blockFn;
       }
     }
-    if (opt.verbose && programs) {
-      if (job.unit == "plan" && job.tier == jit::Tier::Optimised)
+    if (opt.verbose && (programs || chainsRun)) {
+      const bool optimisedPlan = job.unit == "plan" && job.tier == jit::Tier::Optimised;
+      if (optimisedPlan)  // a chain's members are compiled inside it
         fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread\n", native,
                 programs, job.ms);
       else fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms\n", native, programs, job.ms);
