@@ -263,24 +263,25 @@ int64_t Engine::Impl::growRings(const ir::Plan& cand) {
   return delay;
 }
 
-// A chain member not materialised that a new stream reads: its chain is
-// dissolved (its members write their records again, from the next block on)
-// and the new streams wait until it has written as many as they read back.
+// A stream that was a chain member not materialised holds, of its ring, the
+// records from heldFrom on. A new stream that reads it dissolves its chain
+// (if still there: its members write their records again from the next
+// block) and waits until it has written as many as the new streams read back.
 int64_t Engine::Impl::materialiseRead(const std::vector<const ir::Query*>& fresh, const ir::Plan& cand) {
   int64_t delay = 0;
+  std::vector<std::shared_ptr<Chain>> dissolving;
   for (auto& s : streams) {
-    if (s->removed || !s->chain) continue;
-    const Chain& c = *s->chain;
-    const auto at = std::find(c.members.begin(), c.members.end(), s.get());
-    if (c.materialised[size_t(at - c.members.begin())]) continue;
+    if (s->removed || s->heldFrom == INT64_MIN) continue;
     bool read = false;
     for (auto* q : fresh)
       for (auto& d : q->dependencies()) read = read || d == s->q->id;
     if (!read) continue;
     const int64_t back = cand.maxCapacity.count(s->q->id) ? cand.maxCapacity.at(s->q->id) : 1;
-    delay = std::max(delay, std::max<int64_t>(back, 1) * s->tick);
-    ops::dissolve(*s->chain);
+    const int64_t valid = s->hist.newest() - s->heldFrom + 1;
+    if (back > valid) delay = std::max(delay, (back - valid) * s->tick);
+    if (s->chain) dissolving.push_back(s->chain);
   }
+  for (auto& c : dissolving) ops::dissolve(*c);  // a chain listed twice: the second time changes nothing
   return delay;
 }
 
@@ -417,6 +418,7 @@ std::string Engine::removeStream(const std::string& id) {
 // Stops a stream for good (compact() then drops it): its rules' dumps, its
 // artifacts and its source are closed. Its files stay on disk.
 void Engine::Impl::retire(Stream& s) {
+  if (s.chain) ops::dissolve(*s.chain);  // its other members run their own steps on
   s.removed = true;
   plan.maxCapacity.erase(s.q->id);
   computed.erase(std::remove(computed.begin(), computed.end(), &s), computed.end());
