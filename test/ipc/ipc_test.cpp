@@ -984,6 +984,43 @@ TEST_CASE("live engine: an import reading a fused window far back waits for its 
   checkEveryRecord("d", slurp(e.dir / "d"), 3, 10);
 }
 
+namespace {
+// Starts an offline engine on `plan` and waits until its chains run as one
+// loop (the optimised tier came); -v's log (engine.out) is returned.
+std::string startChained(LiveEngine& e, const std::string& plan) {
+  e.write("q.rql", plan);
+  REQUIRE(e.start("-v -f"));
+  for (int i = 0; i < 400 && slurp(e.dir / "engine.out").find("chains run as one loop") == std::string::npos; ++i)
+    std::this_thread::sleep_for(25ms);
+  const std::string out = slurp(e.dir / "engine.out");
+  REQUIRE(out.find("JIT: 1 chains run as one loop each") != std::string::npos);
+  return out;
+}
+
+// Waits for 1000 records of `stream`, stops the engine, and returns how many
+// of them are not `step` (its records when `differences`: each minus the one
+// before) or step - 300000: c counts 1..100000 and starts again, the streams
+// read it times 3.
+size_t offStep(LiveEngine& e, const std::string& stream, int32_t step, bool differences) {
+  waitForRecords(e, stream, 1000);
+  REQUIRE(e.xqry("-k").rc == 0);
+  REQUIRE(waitExit(e.pid, 10s) == 0);
+  e.pid = -1;
+  const std::string bytes = slurp(e.dir / stream);
+  REQUIRE(bytes.size() >= 1000 * 4);
+  size_t off = 0;
+  int32_t before = 0;
+  for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+    int32_t v;
+    memcpy(&v, bytes.data() + i, 4);
+    const int32_t x = differences ? v - before : v;
+    off += (!differences || i > 0) && x != step && x != step - 300000;
+    before = v;
+  }
+  return off;
+}
+}  // namespace
+
 // A VOLATILE chain member read only by the next one keeps only its newest
 // record in its ring (blocks of many slots: an offline run). An import that
 // reads it further back dissolves the chain and waits for the records it
@@ -991,31 +1028,13 @@ TEST_CASE("live engine: an import reading a fused window far back waits for its 
 TEST_CASE("live engine: an import reading a chain member that is not materialised waits for its records",
           "[ipc][live][chain]") {
   LiveEngine e("", false);
-  e.write("q.rql",
-          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
-          "SELECT c[0] * 3 STREAM a FROM c VOLATILE\n"
-          "SELECT a[0] + 1 STREAM b FROM a VOLATILE\n");
-  REQUIRE(e.start("-v -f"));
-  for (int i = 0; i < 400 && slurp(e.dir / "engine.out").find("chains run as one loop") == std::string::npos; ++i)
-    std::this_thread::sleep_for(25ms);
-  const std::string out = slurp(e.dir / "engine.out");
+  const std::string out = startChained(e,
+                                       "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+                                       "SELECT c[0] * 3 STREAM a FROM c VOLATILE\n"
+                                       "SELECT a[0] + 1 STREAM b FROM a VOLATILE\n");
   CHECK(out.find("chain: a -> b compiled as one loop (a not materialised)") != std::string::npos);
-  REQUIRE(out.find("JIT: 1 chains run as one loop each") != std::string::npos);
   REQUIRE(e.xqry("-a \"SELECT d[0] - d[3] STREAM d FROM a@(1,4)\"").rc == 0);
-  waitForRecords(e, "d", 1000);
-  REQUIRE(e.xqry("-k").rc == 0);
-  REQUIRE(waitExit(e.pid, 10s) == 0);
-  e.pid = -1;
-  // a = 3c, c counts 1..100000 and starts again: 9, or 9 - 3*100000 where it does.
-  const std::string d = slurp(e.dir / "d");
-  REQUIRE(d.size() >= 1000 * 4);
-  size_t wrong = 0;
-  for (size_t i = 0; i + 4 <= d.size(); i += 4) {
-    int32_t v;
-    memcpy(&v, d.data() + i, 4);
-    wrong += v != 9 && v != 9 - 300000;
-  }
-  CHECK(wrong == 0);
+  CHECK(offStep(e, "d", 9, false) == 0);  // a(n) - a(n-3)
 }
 
 // Two members not materialised read by one import (a, and b through a
@@ -1023,32 +1042,14 @@ TEST_CASE("live engine: an import reading a chain member that is not materialise
 TEST_CASE("live engine: an import reading two chain members that are not materialised waits for both",
           "[ipc][live][chain]") {
   LiveEngine e("", false);
-  e.write("q.rql",
-          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
-          "SELECT c[0] * 3 STREAM a FROM c VOLATILE\n"
-          "SELECT a[0] + 1 STREAM b FROM a VOLATILE\n"
-          "SELECT b[0] * 2 STREAM z FROM b VOLATILE\n");
-  REQUIRE(e.start("-v -f"));
-  for (int i = 0; i < 400 && slurp(e.dir / "engine.out").find("chains run as one loop") == std::string::npos; ++i)
-    std::this_thread::sleep_for(25ms);
-  const std::string out = slurp(e.dir / "engine.out");
+  const std::string out = startChained(e,
+                                       "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+                                       "SELECT c[0] * 3 STREAM a FROM c VOLATILE\n"
+                                       "SELECT a[0] + 1 STREAM b FROM a VOLATILE\n"
+                                       "SELECT b[0] * 2 STREAM z FROM b VOLATILE\n");
   CHECK(out.find("chain: a -> b -> z compiled as one loop (a, b not materialised)") != std::string::npos);
-  REQUIRE(out.find("JIT: 1 chains run as one loop each") != std::string::npos);
   REQUIRE(e.xqry("-a \"SELECT q[1] - q[4] STREAM q FROM a+b@(1,4)\"").rc == 0);
-  waitForRecords(e, "q", 1000);
-  REQUIRE(e.xqry("-k").rc == 0);
-  REQUIRE(waitExit(e.pid, 10s) == 0);
-  e.pid = -1;
-  // b = 3c + 1, c counts 1..100000 and starts again: 9, or 9 - 3*100000 where it does.
-  const std::string q = slurp(e.dir / "q");
-  REQUIRE(q.size() >= 1000 * 4);
-  size_t wrong = 0;
-  for (size_t i = 0; i + 4 <= q.size(); i += 4) {
-    int32_t v;
-    memcpy(&v, q.data() + i, 4);
-    wrong += v != 9 && v != 9 - 300000;
-  }
-  CHECK(wrong == 0);
+  CHECK(offStep(e, "q", 9, false) == 0);  // b(n) - b(n-3)
 }
 
 // A new plan that keeps a chain's first member and drops its last: the kept
@@ -1056,35 +1057,16 @@ TEST_CASE("live engine: an import reading two chain members that are not materia
 // plan's reader of it gets every record.
 TEST_CASE("live engine: --reset that drops a chain's last member keeps the rest running", "[ipc][live][chain]") {
   LiveEngine e("", false);
-  e.write("q.rql",
-          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
-          "SELECT c[0] * 3 STREAM a FROM c\n"
-          "SELECT a[0] + 1 STREAM b FROM a\n");
   e.write("p2.rql",
           "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
           "SELECT c[0] * 3 STREAM a FROM c\n"
           "SELECT a[0] + 2 STREAM b2 FROM a\n");
-  REQUIRE(e.start("-v -f"));
-  for (int i = 0; i < 400 && slurp(e.dir / "engine.out").find("chains run as one loop") == std::string::npos; ++i)
-    std::this_thread::sleep_for(25ms);
-  REQUIRE(slurp(e.dir / "engine.out").find("JIT: 1 chains run as one loop each") != std::string::npos);
+  startChained(e,
+               "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+               "SELECT c[0] * 3 STREAM a FROM c\n"
+               "SELECT a[0] + 1 STREAM b FROM a\n");
   REQUIRE(e.xqry("--reset p2.rql").rc == 0);
-  waitForRecords(e, "b2", 1000);
-  REQUIRE(e.xqry("-k").rc == 0);
-  REQUIRE(waitExit(e.pid, 10s) == 0);
-  e.pid = -1;
-  // b2 = 3c + 2, c counts 1..100000 and starts again.
-  const std::string b2 = slurp(e.dir / "b2");
-  REQUIRE(b2.size() >= 1000 * 4);
-  size_t wrong = 0;
-  int32_t before = 0;
-  for (size_t i = 0; i + 4 <= b2.size(); i += 4) {
-    int32_t v;
-    memcpy(&v, b2.data() + i, 4);
-    wrong += i > 0 && v - before != 3 && v - before != 3 - 300000;
-    before = v;
-  }
-  CHECK(wrong == 0);
+  CHECK(offStep(e, "b2", 3, true) == 0);  // b2 = 3c + 2, record by record
 }
 
 TEST_CASE("live engine: removing ad hoc streams gives their memory back; cycles do not grow it",
