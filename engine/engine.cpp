@@ -116,13 +116,13 @@ void Engine::Impl::prepare() {
   if (opt.chains && !opt.interpret && opt.jitTier != 1) chains = ops::findChains(computed, streams);
   if (opt.verbose)
     for (auto& c : chains) {
-      std::string names, kept;
+      std::string names, inRegisters;
       for (size_t m = 0; m < c->members.size(); ++m) {
         names += (names.empty() ? "" : " -> ") + c->members[m]->q->id;
-        if (!c->materialised[m]) kept += (kept.empty() ? "" : ", ") + c->members[m]->q->id;
+        if (!c->materialised[m]) inRegisters += (inRegisters.empty() ? "" : ", ") + c->members[m]->q->id;
       }
       fprintf(stdout, "chain: %s compiled as one loop%s\n", names.c_str(),
-              kept.empty() ? "" : (" (" + kept + " not materialised)").c_str());
+              inRegisters.empty() ? "" : (" (" + inRegisters + " not materialised)").c_str());
     }
   // Zero step: every source reads its record 0 straight into its history.
   for (auto* s : declared) readRecord(*s);

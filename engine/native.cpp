@@ -90,9 +90,7 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
     for (auto& c : chains)
       for (auto* m : c->members) inChain.insert(m->serial);
     tierUp = std::make_unique<JitWorker::Job>(job);
-    tierUp->items.clear();
-    for (auto& it : job.items)
-      if (it.rule >= 0 || !inChain.count(it.serial)) tierUp->items.push_back(it);
+    std::erase_if(tierUp->items, [&](const JitWorker::Item& it) { return it.rule < 0 && inChain.count(it.serial); });
     for (auto& it : chainItems) tierUp->items.push_back(it);
   } else if (opt.jitTier == 2) {
     for (auto& it : chainItems) job.items.push_back(it);

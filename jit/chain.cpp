@@ -65,8 +65,7 @@ struct ChainLowering {
   template <class Then>
   void fold(const ChainStep& s, Value* d, Value* nl, Value* in, Value* inNull, Value* slowFold, Then&& then) {
     const int64_t ne = s.foldElems;
-    auto load = [&](int64_t e, Value* at) {  // element e (at, when not constant): its value, whether NULL
-      Value* i = at ? at : B.getInt64(uint64_t(e));
+    auto load = [&](Value* i) {  // element i: its value, whether NULL
       Value* v =
           B.CreateAlignedLoad(B.getInt32Ty(), B.CreateGEP(B.getInt8Ty(), d, B.CreateShl(i, 2)), llvm::MaybeAlign(1));
       Value* isNull = B.CreateICmpNE(B.CreateLoad(B.getInt8Ty(), B.CreateGEP(B.getInt8Ty(), nl, i)), B.getInt8(0));
@@ -81,7 +80,7 @@ struct ChainLowering {
       Value* v = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(P), B.getInt32(0));
       Value* none = llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(P), B.getTrue());
       for (int64_t e = 0; e < ne; ++e) {
-        auto [x, isNull] = load(e, nullptr);
+        auto [x, isNull] = load(B.getInt64(uint64_t(e)));
         v = B.CreateInsertElement(v, x, uint64_t(e));
         none = B.CreateInsertElement(none, isNull, uint64_t(e));
       }
@@ -118,7 +117,7 @@ struct ChainLowering {
       Value* ev = load64(e);
       B.CreateCondBr(B.CreateICmpSLT(ev, B.getInt64(uint64_t(ne))), body, done);
       B.SetInsertPoint(body);
-      auto [x32, isNull] = load(0, ev);
+      auto [x32, isNull] = load(ev);
       Value* v = B.CreateSExt(x32, i64);
       Value* x = B.CreateSelect(isNull, B.getInt64(0), v);
       B.CreateStore(B.CreateAdd(load64(pr), B.CreateZExt(B.CreateNot(isNull), i64)), pr);
@@ -260,8 +259,6 @@ struct Objects {
   }
 };
 
-}  // namespace
-
 // The first n lanes of vector v, or v with lanes added (poison) up to n.
 Value* resized(IRBuilder<>& B, Value* v, unsigned n) {
   const unsigned have = unsigned(llvm::cast<llvm::FixedVectorType>(v->getType())->getNumElements());
@@ -269,6 +266,8 @@ Value* resized(IRBuilder<>& B, Value* v, unsigned n) {
   for (unsigned e = 0; e < n; ++e) lanes[e] = e < have ? int(e) : -1;
   return B.CreateShuffleVector(v, llvm::PoisonValue::get(v->getType()), lanes);
 }
+
+}  // namespace
 
 bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const std::vector<ChainStep>& steps,
                  const std::vector<int>& externalMembers, std::string& why) {
@@ -415,7 +414,8 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
         // new one goes first (NULL as zero bytes).
         const unsigned W = unsigned(ne);
         auto [v, isNull] = element(0);
-        auto moved = [&](llvm::AllocaInst* a, llvm::Type* t, Value* first) {
+        auto moved = [&](llvm::AllocaInst* a, Value* first) {
+          llvm::Type* t = a->getAllocatedType();
           const unsigned P = unsigned(llvm::cast<llvm::FixedVectorType>(t)->getNumElements());
           Value* before = B.CreateLoad(t, a);
           std::vector<int> back(P);
@@ -426,11 +426,8 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
           B.CreateStore(now, a);
           return resized(B, now, W);
         };
-        B.CreateAlignedStore(moved(window[m], window[m]->getAllocatedType(), B.CreateSelect(isNull, B.getInt32(0), v)),
-                             rec[m], llvm::MaybeAlign(1));
-        B.CreateAlignedStore(
-            moved(windowNulls[m], windowNulls[m]->getAllocatedType(), B.CreateZExt(isNull, B.getInt8Ty())), nulls[m],
-            llvm::MaybeAlign(1));
+        B.CreateAlignedStore(moved(window[m], B.CreateSelect(isNull, B.getInt32(0), v)), rec[m], llvm::MaybeAlign(1));
+        B.CreateAlignedStore(moved(windowNulls[m], B.CreateZExt(isNull, B.getInt8Ty())), nulls[m], llvm::MaybeAlign(1));
       } else if (s.kind == Kind::SlideNulls) {
         // One element enters, one leaves (absent ones count as NULL).
         auto [vi, ni] = element(0);

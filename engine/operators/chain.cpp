@@ -160,12 +160,12 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
     }
     for (size_t m = 0; m < c->members.size(); ++m) {
       const Stream& st = *c->members[m];
-      bool kept = m + 1 == c->members.size() || st.files.store || st.sink || kindOf(st) == Kind::SlideNulls;
-      if (!kept) {
+      bool materialised = m + 1 == c->members.size() || st.files.store || st.sink || kindOf(st) == Kind::SlideNulls;
+      if (!materialised) {  // its reader must read only its newest record
         const Kind next = kindOf(*c->members[m + 1]);
-        kept = (next != Kind::Map && next != Kind::Fold) || c->shift[m + 1] != c->shift[m];
+        materialised = (next != Kind::Map && next != Kind::Fold) || c->shift[m + 1] != c->shift[m];
       }
-      c->materialised.push_back(kept);
+      c->materialised.push_back(materialised);
     }
     chains.push_back(std::move(c));
   }
