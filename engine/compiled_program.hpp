@@ -22,22 +22,18 @@ struct CompiledProgram {
   NativeFn native = nullptr;  // set when the JIT compiled `bytecode`
   vm::Machine machine;        // the VM's state (one per program: streams may run on several threads)
 
-  // Runs k records of input layout `in` into consecutive records of `out`.
-  // The VM reads whole input records (recs[i], nulls[i]); native code reads
-  // what it was compiled for (whole records or operands in place). False on a
-  // run-time error, with the message in error().
+  // Runs k records of input layout `in` into consecutive records of `out`:
+  // whole input records (recs[i], nulls[i]), or, when `operands` lists the
+  // first input element of each operand record, the operands read in place
+  // (recs[i * operands.size() + k]); native code was compiled for the same
+  // form. False on a run-time error, with the message in error().
   bool run(const ir::Layout& in, const ir::Layout& out, const uint8_t* const* recs, const uint8_t* const* nulls,
-           uint8_t* outRec, uint8_t* outNull, int k) {
+           uint8_t* outRec, uint8_t* outNull, int k, std::span<const int> operands = {}) {
     if (native) {
       native(recs, nulls, outRec, outNull, k);
       return true;
     }
-    const size_t ne = out.elems.size();
-    for (int i = 0; i < k; ++i)
-      if (!machine.run(bytecode, in, {recs[i], nulls[i]}, out,
-                       {outRec + int64_t(i) * out.recordSize, outNull + i * ne}))
-        return false;
-    return true;
+    return machine.run(bytecode, in, {recs, nulls, operands}, out, {outRec, outNull}, k);
   }
   std::string error() const { return machine.error(); }
 };

@@ -16,15 +16,41 @@ using ir::Type;
 using namespace vm::tags;
 
 // ================================================================ interpreter
+// Handlers work on one record of the block, `lane`; the stack holds each
+// depth's slots for every record side by side (depth d of lane i at
+// st[d * kLanes + i]), and the dispatch moves `sp` once an instruction by the
+// family's stack effect.
+constexpr int kLanes = 256;
+
 struct Exec {
   Machine& m;
   const Program& p;
   const ir::Layout& in;
-  RecordIn src;
+  BlockIn src;
   const ir::Layout& out;
-  RecordOut dst;
+  BlockOut dst;
   Slot* st;
-  int sp = 0;  // number of values on the stack
+  int sp = 0;    // number of values on the stack
+  int lane = 0;  // the record of the block this handler call works on
+
+  Slot& top(int depth = 0) { return st[(sp - 1 - depth) * kLanes + lane]; }
+  Slot& push() { return st[sp * kLanes + lane]; }
+
+  // Where the element of a LOAD or STORE lies, found once an instruction:
+  // record pointer `rec` of each lane's `perLane`, byte offset, flag index.
+  size_t perLane = 1, rec = 0, flag = 0;
+  int offset = 0;
+  void locate(const Instr& ins, bool load) {
+    if (!load) {
+      perLane = out.elems.size(), flag = size_t(ins.a), offset = out.elems[size_t(ins.a)].offset;
+      return;
+    }
+    perLane = src.operands.empty() ? 1 : src.operands.size(), rec = 0;
+    while (rec + 1 < perLane && src.operands[rec + 1] <= ins.a) ++rec;
+    const int base = src.operands.empty() ? 0 : src.operands[rec];
+    flag = size_t(ins.a - base);
+    offset = in.elems[size_t(ins.a)].offset - (base ? in.elems[size_t(base)].offset : 0);
+  }
 
   // ---------------------------------------------------------- strings
   uint32_t newStr() {
@@ -39,15 +65,14 @@ struct Exec {
     return i;
   }
 
-  Slot& top(int depth = 0) { return st[sp - 1 - depth]; }
-
   // ---------------------------------------------------------- families
   template <class T>
   void LOAD(const Instr& ins) {
     const ir::Element& e = in.elems[size_t(ins.a)];
-    Slot& s = st[sp++];
-    s.null = src.nulls[ins.a];
-    const uint8_t* d = src.data + e.offset;
+    Slot& s = push();
+    const size_t r = size_t(lane) * perLane + rec;
+    s.null = src.nulls[r][flag];
+    const uint8_t* d = src.recs[r] + offset;
     if constexpr (std::is_same_v<T, STR>) {
       size_t n = strnlen(reinterpret_cast<const char*>(d), size_t(e.size));
       s.str = strOf(std::string_view(reinterpret_cast<const char*>(d), n));
@@ -61,7 +86,7 @@ struct Exec {
   }
   template <class T>
   void CONST(const Instr& ins) {
-    Slot& s = st[sp++];
+    Slot& s = push();
     s = p.constants[size_t(ins.a)];
     s.null = 0;
     if constexpr (std::is_same_v<T, STR>) s.str = strOf(p.strings[size_t(p.constants[size_t(ins.a)].str)]);
@@ -69,9 +94,9 @@ struct Exec {
   template <class T>
   void STORE(const Instr& ins) {
     const ir::Element& e = out.elems[size_t(ins.a)];
-    Slot& s = st[--sp];
-    dst.nulls[ins.a] = s.null;
-    uint8_t* d = dst.data + e.offset;
+    Slot& s = top();
+    dst.nulls[size_t(lane) * perLane + flag] = s.null;
+    uint8_t* d = dst.data + int64_t(lane) * out.recordSize + offset;
     if (s.null) {
       memset(d, 0, size_t(e.size));
       if constexpr (std::is_same_v<T, RAT>) {
@@ -145,11 +170,9 @@ struct Exec {
     Slot& b = top(1);
     if (a.null || b.null) {
       b.null = 1;
-      --sp;
       return;
     }
     f(b, a);
-    --sp;
   }
   template <class T>
   void ADD(const Instr&) {
@@ -211,7 +234,6 @@ struct Exec {
   void cmp(Pred pred) {
     Slot& a = top(0);
     Slot& b = top(1);
-    --sp;
     if (a.null || b.null) {
       b.null = 1;
       return;
@@ -258,7 +280,6 @@ struct Exec {
   void kleene(bool dominant) {
     Slot& a = top(0);
     Slot& b = top(1);
-    --sp;
     auto decides = [&](const Slot& s) { return !s.null && (s.i32 != 0) == dominant; };
     if (decides(a) || decides(b)) {
       b.null = 0;
@@ -326,17 +347,31 @@ struct Exec {
   }
 };
 
-bool Machine::run(const Program& p, const ir::Layout& in, RecordIn src, const ir::Layout& out, RecordOut dst) {
-  if (stack_.size() < size_t(p.maxStack) + 1) stack_.resize(size_t(p.maxStack) + 1);
-  poolUsed_ = 0;
-  Exec x{*this, p, in, src, out, dst, stack_.data()};
-  for (const Instr& ins : p.code) {
-    switch (ins.op) {
-#define VM_CASE(name, family, tag, from, to) \
-  case Op::name: x.family<tag>(ins); break;
-      VM_OPCODES(VM_CASE)
+bool Machine::run(const Program& p, const ir::Layout& in, BlockIn src, const ir::Layout& out, BlockOut dst, int k) {
+  // Scratch shared by a thread's machines (a plan has many): one column of
+  // kLanes slots per stack depth.
+  thread_local std::vector<Slot> stack;
+  if (stack.size() < size_t(p.maxStack + 1) * kLanes) stack.resize(size_t(p.maxStack + 1) * kLanes);
+  const size_t perRecord = src.operands.empty() ? 1 : src.operands.size();
+  for (int first = 0; first < k; first += kLanes) {
+    const int lanes = std::min(kLanes, k - first);
+    poolUsed_ = 0;
+    Exec x{*this,       p,
+           in,          {src.recs + size_t(first) * perRecord, src.nulls + size_t(first) * perRecord, src.operands},
+           out,         {dst.data + int64_t(first) * out.recordSize, dst.nulls + size_t(first) * out.elems.size()},
+           stack.data()};
+    for (const Instr& ins : p.code) {
+      switch (ins.op) {
+#define VM_CASE(name, family, tag, from, to)                                            \
+  case Op::name:                                                                        \
+    if constexpr (opMode(Op::name) == Mode::ELEM) x.locate(ins, opStack(Op::name) > 0); \
+    for (x.lane = 0; x.lane < lanes; ++x.lane) x.family<tag>(ins);                      \
+    x.sp += opStack(Op::name);                                                          \
+    break;
+        VM_OPCODES(VM_CASE)
 #undef VM_CASE
-      default: error_ = "bad instruction"; return false;
+        default: error_ = "bad instruction"; return false;
+      }
     }
   }
   return true;

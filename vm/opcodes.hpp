@@ -10,45 +10,46 @@
 
 #include "ir/ir.hpp"
 
-// VM_FAMILY(family, types, mode, jit, nulls, meaning)
+// VM_FAMILY(family, types, mode, stack, jit, nulls, meaning)
 //   types: a type list below; mode: what fields a/b of the instruction mean;
+//   stack: how many values the instruction leaves on the stack minus how many it takes;
 //   jit: which of the family's opcodes the JIT lowers; nulls: NULL policy.
 // Stack machine over typed slots; every slot carries a NULL flag. "a" is the
 // top of the stack, "b" the value under it.
 // The tables keep their columns:
 // clang-format off
 #define VM_FAMILIES(F, ...)                                                                                          \
-  F(LOAD, ALL, ELEM, NON_STRING, CARRY, "push input element a with its NULL flag", __VA_ARGS__)                     \
-  F(CONST, ALL, CONST, NON_STRING, NEVER, "push constant a", __VA_ARGS__)                                           \
-  F(CVT, PAIRS, CONV, NON_STRING, INTRODUCE,                                                                        \
+  F(LOAD, ALL, ELEM, +1, NON_STRING, CARRY, "push input element a with its NULL flag", __VA_ARGS__)                     \
+  F(CONST, ALL, CONST, +1, NON_STRING, NEVER, "push constant a", __VA_ARGS__)                                           \
+  F(CVT, PAIRS, CONV, 0, NON_STRING, INTRODUCE,                                                                        \
     "convert the value at depth a between the pair's types; b=1 (explicit): a failed parse gives NULL, "            \
     "b=0: 0", __VA_ARGS__)                                                                                            \
-  F(ADD, ARITH_STR, NONE, NON_STRING, PROPAGATE, "b + a (STRING: concatenate b and a)", __VA_ARGS__)               \
-  F(SUB, ARITH, NONE, NON_STRING, PROPAGATE, "b - a", __VA_ARGS__)                                                  \
-  F(MUL, ARITH, NONE, NON_STRING, PROPAGATE, "b * a", __VA_ARGS__)                                                  \
-  F(DIV, ARITH, NONE, NON_STRING, INTRODUCE, "b / a; a zero divisor gives NULL", __VA_ARGS__)                       \
-  F(POW, ARITH, NONE, NON_STRING, INTRODUCE,                                                                        \
+  F(ADD, ARITH_STR, NONE, -1, NON_STRING, PROPAGATE, "b + a (STRING: concatenate b and a)", __VA_ARGS__)               \
+  F(SUB, ARITH, NONE, -1, NON_STRING, PROPAGATE, "b - a", __VA_ARGS__)                                                  \
+  F(MUL, ARITH, NONE, -1, NON_STRING, PROPAGATE, "b * a", __VA_ARGS__)                                                  \
+  F(DIV, ARITH, NONE, -1, NON_STRING, INTRODUCE, "b / a; a zero divisor gives NULL", __VA_ARGS__)                       \
+  F(POW, ARITH, NONE, -1, NON_STRING, INTRODUCE,                                                                        \
     "b ^ a: an integral power of an exact type multiplies, else floating point; a non-finite result gives NULL",  \
     __VA_ARGS__)                                                                                                     \
-  F(NEG, NUM, NONE, NON_STRING, PROPAGATE, "negate a (BYTE and UINT: bitwise complement)", __VA_ARGS__)             \
-  F(EQ, ALL, NONE, NON_STRING, PROPAGATE, "b = a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)      \
-  F(NE, ALL, NONE, NON_STRING, PROPAGATE, "b != a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)     \
-  F(LT, ALL, NONE, NON_STRING, PROPAGATE, "b < a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)      \
-  F(GT, ALL, NONE, NON_STRING, PROPAGATE, "b > a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)      \
-  F(LE, ALL, NONE, NON_STRING, PROPAGATE, "b <= a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)     \
-  F(GE, ALL, NONE, NON_STRING, PROPAGATE, "b >= a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)     \
-  F(TRUTH, ALL, DEPTH, NON_STRING, PROPAGATE, "truth of the value at depth a as INTEGER 1/0", __VA_ARGS__)          \
-  F(AND, I32, NONE, NON_STRING, KLEENE, "three-valued b AND a over INTEGER truth values", __VA_ARGS__)              \
-  F(OR, I32, NONE, NON_STRING, KLEENE, "three-valued b OR a over INTEGER truth values", __VA_ARGS__)                \
-  F(NOT, I32, NONE, NON_STRING, PROPAGATE, "three-valued NOT a over an INTEGER truth value", __VA_ARGS__)           \
-  F(MATH, NUM, FN, NON_STRING, PROPAGATE, "function a computed in DOUBLE, result cast back to the type",           \
+  F(NEG, NUM, NONE, 0, NON_STRING, PROPAGATE, "negate a (BYTE and UINT: bitwise complement)", __VA_ARGS__)             \
+  F(EQ, ALL, NONE, -1, NON_STRING, PROPAGATE, "b = a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)      \
+  F(NE, ALL, NONE, -1, NON_STRING, PROPAGATE, "b != a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)     \
+  F(LT, ALL, NONE, -1, NON_STRING, PROPAGATE, "b < a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)      \
+  F(GT, ALL, NONE, -1, NON_STRING, PROPAGATE, "b > a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)      \
+  F(LE, ALL, NONE, -1, NON_STRING, PROPAGATE, "b <= a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)     \
+  F(GE, ALL, NONE, -1, NON_STRING, PROPAGATE, "b >= a, 1 or 0 in the operand type (STRING: INTEGER)", __VA_ARGS__)     \
+  F(TRUTH, ALL, DEPTH, 0, NON_STRING, PROPAGATE, "truth of the value at depth a as INTEGER 1/0", __VA_ARGS__)          \
+  F(AND, I32, NONE, -1, NON_STRING, KLEENE, "three-valued b AND a over INTEGER truth values", __VA_ARGS__)              \
+  F(OR, I32, NONE, -1, NON_STRING, KLEENE, "three-valued b OR a over INTEGER truth values", __VA_ARGS__)                \
+  F(NOT, I32, NONE, 0, NON_STRING, PROPAGATE, "three-valued NOT a over an INTEGER truth value", __VA_ARGS__)           \
+  F(MATH, NUM, FN, 0, NON_STRING, PROPAGATE, "function a computed in DOUBLE, result cast back to the type",           \
     __VA_ARGS__)                                                                                                     \
-  F(MATHD, F64, FN, NON_STRING, INTRODUCE, "function a over DOUBLE; a non-finite result gives NULL", __VA_ARGS__)  \
-  F(ABS, NUM, NONE, NON_STRING, PROPAGATE, "absolute value", __VA_ARGS__)                                           \
-  F(ISNULL, ANY, NONE, ALL, ABSORB, "INTEGER 1 when a is NULL, else 0", __VA_ARGS__)                                \
-  F(NULL2ZERO, ALL, NONE, NON_STRING, ABSORB, "NULL becomes 0", __VA_ARGS__)                                        \
-  F(LENGTH, STR, NONE, NON_STRING, PROPAGATE, "INTEGER byte length of a string", __VA_ARGS__)                       \
-  F(STORE, ALL, ELEM, NON_STRING, CARRY, "pop a into output element a with its NULL flag", __VA_ARGS__)
+  F(MATHD, F64, FN, 0, NON_STRING, INTRODUCE, "function a over DOUBLE; a non-finite result gives NULL", __VA_ARGS__)  \
+  F(ABS, NUM, NONE, 0, NON_STRING, PROPAGATE, "absolute value", __VA_ARGS__)                                           \
+  F(ISNULL, ANY, NONE, 0, ALL, ABSORB, "INTEGER 1 when a is NULL, else 0", __VA_ARGS__)                                \
+  F(NULL2ZERO, ALL, NONE, 0, NON_STRING, ABSORB, "NULL becomes 0", __VA_ARGS__)                                        \
+  F(LENGTH, STR, NONE, 0, NON_STRING, PROPAGATE, "INTEGER byte length of a string", __VA_ARGS__)                       \
+  F(STORE, ALL, ELEM, -1, NON_STRING, CARRY, "pop a into output element a with its NULL flag", __VA_ARGS__)
 
 // The operand types (tag, ir::Type) in the order of ir::Type.
 #define VM_TYPES(X, ...)                                                                                            \
@@ -91,7 +92,7 @@
 #define VM_PAIR_IF(a, b) VM_CAT(VM_KEEP_, VM_PROBE(VM_SAME_##a##_##b))
 
 // Every opcode: X(opcode, family, type tag, from tag, to tag).
-#define VM_ROW_OPS(fam, types, mode, jit, nulls, meaning, X) VM_T_##types(X, fam)
+#define VM_ROW_OPS(fam, types, mode, stack, jit, nulls, meaning, X) VM_T_##types(X, fam)
 #define VM_OPCODES(X) VM_FAMILIES(VM_ROW_OPS, X)
 // clang-format on
 
@@ -140,13 +141,14 @@ struct FamilyInfo {
   const char* name;
   const char* types;  // the row's type list
   Mode mode;
+  int stack;  // values left on the stack minus values taken
   Jit jit;
   Nulls nulls;
   const char* meaning;
 };
 inline constexpr FamilyInfo kFamilies[] = {
-#define VM_FAMILY_INFO(fam, types, mode, jit, nulls, meaning, _) \
-  {#fam, #types, Mode::mode, Jit::jit, Nulls::nulls, meaning},
+#define VM_FAMILY_INFO(fam, types, mode, stack, jit, nulls, meaning, _) \
+  {#fam, #types, Mode::mode, stack, Jit::jit, Nulls::nulls, meaning},
     VM_FAMILIES(VM_FAMILY_INFO, ~)
 #undef VM_FAMILY_INFO
 };
@@ -166,6 +168,7 @@ static_assert(std::size(kOps) == size_t(Op::COUNT_));
 inline constexpr const FamilyInfo& familyOf(Op op) { return kFamilies[int(kOps[int(op)].family)]; }
 inline constexpr const char* opName(Op op) { return kOps[int(op)].name; }
 inline constexpr Mode opMode(Op op) { return familyOf(op).mode; }
+inline constexpr int opStack(Op op) { return familyOf(op).stack; }
 inline constexpr const char* opMeaning(Op op) { return familyOf(op).meaning; }
 // Whether the JIT lowers this opcode (otherwise its program runs on the VM).
 inline constexpr bool jitSupports(Op op) {

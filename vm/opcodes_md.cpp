@@ -40,16 +40,17 @@ std::string typesOf(size_t f) {
 
 void families() {
   printf("## Families\n\n");
-  printf("| family | types | operands | JIT | NULL | meaning |\n|---|---|---|---|---|---|\n");
+  printf("| family | types | operands | stack | JIT | NULL | meaning |\n|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < std::size(vm::kFamilies); ++i) {
     const vm::FamilyInfo& f = vm::kFamilies[i];
-    printf("| %s | %s | %s | %s | %s | %s |\n", f.name, typesOf(i).c_str(), modeText(f.mode), jitText(f.jit),
-           nullsText(f.nulls), f.meaning);
+    printf("| %s | %s | %s | %+d | %s | %s | %s |\n", f.name, typesOf(i).c_str(), modeText(f.mode), f.stack,
+           jitText(f.jit), nullsText(f.nulls), f.meaning);
   }
   printf(
       "\nNULL: carry = the record's NULL flag moves with the value; never = the result is never NULL; "
       "propagate = NULL when an operand is NULL; introduce = propagate, and some non-NULL operands give NULL; "
-      "kleene = three-valued logic; absorb = a NULL operand becomes a value.\n\n");
+      "kleene = three-valued logic; absorb = a NULL operand becomes a value. Stack: values the instruction "
+      "leaves minus values it takes.\n\n");
 }
 
 void opcodes() {

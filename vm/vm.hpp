@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,18 @@ struct RecordOut {
   uint8_t* nulls;
 };
 
+// The inputs of a block of k records. Record i is the whole input record
+// recs[i] (nulls[i]), or, when `operands` lists the first input element of
+// each operand record, those records in place: operand k of record i at
+// recs[i * operands.size() + k].
+struct BlockIn {
+  const uint8_t* const* recs;
+  const uint8_t* const* nulls;
+  std::span<const int> operands;
+};
+// k output records one after the other, and their NULL flags likewise.
+using BlockOut = RecordOut;
+
 // Lowers every field program of a compiled query (PUSH_IDs already local)
 // into one program that computes the whole output record.
 // Throws ir::CompileError when a program cannot be typed.
@@ -66,15 +79,21 @@ std::string disassemble(const Program& p, bool meanings = false);
 // Every stream's field program and rule conditions, lowered and disassembled.
 std::string disassemble(const ir::Plan& plan);
 
-// The interpreter. One Machine per thread; run() is re-entrant per Machine.
+// The interpreter, a block of records at a time: each instruction runs over
+// every record of the block before the next one starts (a program is straight
+// line code, so the stack has the same depth in every record), which pays the
+// dispatch once a block rather than once a record. One Machine per thread.
 class Machine {
  public:
   // Returns false on a run-time error (message in error()).
-  bool run(const Program& p, const ir::Layout& in, RecordIn src, const ir::Layout& out, RecordOut dst);
+  bool run(const Program& p, const ir::Layout& in, BlockIn src, const ir::Layout& out, BlockOut dst, int k);
+  // One record.
+  bool run(const Program& p, const ir::Layout& in, RecordIn src, const ir::Layout& out, RecordOut dst) {
+    return run(p, in, BlockIn{&src.data, &src.nulls, {}}, out, dst, 1);
+  }
   const std::string& error() const { return error_; }
 
  private:
-  std::vector<Slot> stack_;
   std::vector<std::string> pool_;
   uint32_t poolUsed_ = 0;
   std::string error_;

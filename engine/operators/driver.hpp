@@ -92,9 +92,9 @@ struct Driver {
     const size_t inRec = size_t(std::max(s.in.recordSize, 1)), inNe = std::max<size_t>(s.in.elems.size(), 1);
     const uint8_t* d[kRun * 2];  // at most two operands a record
     const uint8_t* nl[kRun * 2];
-    if (op.form(s) == Form::Pointers && s.program.native) {  // no native code under --interpret
+    if (op.form(s) == Form::Pointers) {  // operands read in place, by native code or the VM
       op.pointersRun(ns, js, k, d, nl);
-      s.program.native(d, nl, out, outNull, k);
+      if (!s.program.run(s.in, s.out, d, nl, out, outNull, k, s.slotBase)) s.error = s.program.error();
       return;
     }
     for (int i = 0; i < k; ++i) {

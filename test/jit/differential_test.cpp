@@ -254,7 +254,7 @@ TEST_CASE("JIT and VM write identical bytes for random programs", "[jit][differe
 
 // The block form: a stream step over a run of records whose operands lie in
 // separate records (in place in their producers' rings), against the VM on
-// the joined input record, byte for byte.
+// the joined input record, byte for byte; the VM's own block runs too.
 TEST_CASE("JIT stream steps over runs of records agree with the VM", "[jit][differential][block]") {
   std::string err;
   auto j = jit::Jit::create(err);
@@ -328,6 +328,17 @@ TEST_CASE("JIT stream steps over runs of records agree with the VM", "[jit][diff
       res[i].block(d.data(), nl.data(), o2.data(), n2.data(), run);
       CHECK(o1 == o2);
       CHECK(n1 == n2);
+      // The VM over the whole run at once: operands in place, and whole records.
+      std::vector<uint8_t> o4(orec * run, 0x44), n4(one * run), o5(orec * run, 0x55), n5(one * run);
+      REQUIRE(m.run(c.prog, c.in, vm::BlockIn{d.data(), nl.data(), c.operands}, c.out, {o4.data(), n4.data()}, run));
+      CHECK(o1 == o4);
+      CHECK(n1 == n4);
+      std::vector<const uint8_t*> wd(static_cast<size_t>(run)), wn(static_cast<size_t>(run));
+      for (int r = 0; r < run; ++r)
+        wd[size_t(r)] = joined[size_t(r)].data(), wn[size_t(r)] = joinedNull[size_t(r)].data();
+      REQUIRE(m.run(c.prog, c.in, vm::BlockIn{wd.data(), wn.data(), {}}, c.out, {o5.data(), n5.data()}, run));
+      CHECK(o1 == o5);
+      CHECK(n1 == n5);
       REQUIRE(quick[i].block != nullptr);
       std::vector<uint8_t> o3(orec * run, 0x33), n3(one * run);
       quick[i].block(d.data(), nl.data(), o3.data(), n3.data(), run);
