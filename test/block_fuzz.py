@@ -86,7 +86,8 @@ class Gen:
         nm = self.name("src")
         nf = rng.choice([1, 1, 2, 2, 3, 4])
         prof = rng.random()
-        if types is not None:
+        given = types is not None
+        if given:
             pass
         elif prof < 0.35:
             t0 = rng.choice(INTS)
@@ -96,7 +97,7 @@ class Gen:
             types = [t0] * nf
         else:
             types = [rng.choice(ALL + INTS) for _ in range(nf)]
-        if rng.random() < 0.05:
+        if rng.random() < 0.05 and not given:  # the draw stays, so that seeds keep their cases
             types = types + ["STRING"]
         decl = []
         elems = []
