@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "ir/functions.hpp"
 #include "ir/semantics.hpp"
@@ -23,15 +24,16 @@ using namespace vm::tags;
 constexpr int kLanes = 256;
 
 struct Exec {
-  Machine& m;
+  std::vector<std::string>& pool;  // the strings of the block's values
   const Program& p;
   const ir::Layout& in;
   BlockIn src;
   const ir::Layout& out;
   BlockOut dst;
   Slot* st;
-  int sp = 0;    // number of values on the stack
-  int lane = 0;  // the record of the block this handler call works on
+  int sp = 0;             // number of values on the stack
+  int lane = 0;           // the record of the block this handler call works on
+  uint32_t poolUsed = 0;  // strings of pool in use by this block
 
   Slot& top(int depth = 0) { return st[(sp - 1 - depth) * kLanes + lane]; }
   Slot& push() { return st[sp * kLanes + lane]; }
@@ -54,14 +56,14 @@ struct Exec {
 
   // ---------------------------------------------------------- strings
   uint32_t newStr() {
-    if (m.poolUsed_ == m.pool_.size()) m.pool_.emplace_back();
-    m.pool_[m.poolUsed_].clear();
-    return m.poolUsed_++;
+    if (poolUsed == pool.size()) pool.emplace_back();
+    pool[poolUsed].clear();
+    return poolUsed++;
   }
-  std::string& str(const Slot& s) { return m.pool_[s.str]; }
+  std::string& str(const Slot& s) { return pool[s.str]; }
   uint32_t strOf(std::string_view v) {
     uint32_t i = newStr();
-    m.pool_[i].assign(v.data(), v.size());
+    pool[i].assign(v.data(), v.size());
     return i;
   }
 
@@ -348,25 +350,25 @@ struct Exec {
 };
 
 bool Machine::run(const Program& p, const ir::Layout& in, BlockIn src, const ir::Layout& out, BlockOut dst, int k) {
-  // Scratch shared by a thread's machines (a plan has many): one column of
-  // kLanes slots per stack depth.
+  // Scratch shared by a thread's machines (a plan has many, and a run never
+  // nests): one column of kLanes slots per stack depth, and the strings.
   thread_local std::vector<Slot> stack;
+  thread_local std::vector<std::string> pool;
   if (stack.size() < size_t(p.maxStack + 1) * kLanes) stack.resize(size_t(p.maxStack + 1) * kLanes);
   const size_t perRecord = src.operands.empty() ? 1 : src.operands.size();
   for (int first = 0; first < k; first += kLanes) {
     const int lanes = std::min(kLanes, k - first);
-    poolUsed_ = 0;
-    Exec x{*this,       p,
+    Exec x{pool,        p,
            in,          {src.recs + size_t(first) * perRecord, src.nulls + size_t(first) * perRecord, src.operands},
            out,         {dst.data + int64_t(first) * out.recordSize, dst.nulls + size_t(first) * out.elems.size()},
            stack.data()};
     for (const Instr& ins : p.code) {
       switch (ins.op) {
-#define VM_CASE(name, family, tag, from, to)                                            \
-  case Op::name:                                                                        \
-    if constexpr (opMode(Op::name) == Mode::ELEM) x.locate(ins, opStack(Op::name) > 0); \
-    for (x.lane = 0; x.lane < lanes; ++x.lane) x.family<tag>(ins);                      \
-    x.sp += opStack(Op::name);                                                          \
+#define VM_CASE(name, family, tag, from, to)                                                          \
+  case Op::name:                                                                                      \
+    if constexpr (opMode(Op::name) == Mode::ELEM) x.locate(ins, std::string_view(#family) == "LOAD"); \
+    for (x.lane = 0; x.lane < lanes; ++x.lane) x.family<tag>(ins);                                    \
+    x.sp += opStack(Op::name);                                                                        \
     break;
         VM_OPCODES(VM_CASE)
 #undef VM_CASE

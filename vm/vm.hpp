@@ -1,7 +1,7 @@
 // Field-program VM: each field program of the plan lowered to typed stack
 // bytecode (the instruction table, vm/opcodes.hpp). Operands are element
 // indices resolved at plan time; evaluation allocates nothing per record
-// (strings reuse a pool).
+// (strings reuse the thread's pool).
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,7 @@ struct Slot {
     double f64;
     int32_t rat[2];  // numerator, denominator (normalised)
   };
-  uint32_t str = 0;  // index into the machine's string pool (STR)
+  uint32_t str = 0;  // index into the thread's string pool (STR)
   uint8_t null = 0;
 };
 
@@ -82,7 +82,9 @@ std::string disassemble(const ir::Plan& plan);
 // The interpreter, a block of records at a time: each instruction runs over
 // every record of the block before the next one starts (a program is straight
 // line code, so the stack has the same depth in every record), which pays the
-// dispatch once a block rather than once a record. One Machine per thread.
+// dispatch once a block rather than once a record. A Machine holds only its
+// last error: the stack and the strings are the running thread's scratch, so
+// machines are cheap (one per program) and a thread runs one at a time.
 class Machine {
  public:
   // Returns false on a run-time error (message in error()).
@@ -94,10 +96,7 @@ class Machine {
   const std::string& error() const { return error_; }
 
  private:
-  std::vector<std::string> pool_;
-  uint32_t poolUsed_ = 0;
   std::string error_;
-  friend struct Exec;
 };
 
 }  // namespace vm
