@@ -12,3 +12,5 @@ XR=$B/tools/xretractor
 W=$(mktemp -d "/tmp/$1.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 export TMPDIR=$W
+# Every run compiles its code (a bench that wants the code cache names one).
+export RDB_JIT_CACHE=off

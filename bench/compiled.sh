@@ -53,6 +53,11 @@ fresh; cpu int-jit "$XR" int.rql --no-clock -m $N --threads 1 -v; IJ_CPU=$CPU; I
 cmp out/detect_out vm.bin
 sameAsLoops
 JIT_LINE=$(grep '^JIT:' "$W/int-jit.out" | tr '\n' ' ' || true)
+# The same run twice with a code cache: the second takes its code from it.
+fresh; "$XR" int.rql --no-clock -m 2 --threads 1 --jit-cache "$W/jc" >/dev/null
+fresh; cpu int-warm "$XR" int.rql --no-clock -m $N --threads 1 -v --jit-cache "$W/jc"; IC_CPU=$CPU
+grep -q 'from the cache' "$W/int-warm.out"
+cmp out/detect_out vm.bin
 CHAINS=$(grep -c '^chain:' "$W/int-jit.out" || true)
 fresh; cpu int-steps "$XR" int.rql --no-clock -m $N --threads 1 -v --no-chains; IS_CPU=$CPU
 cmp out/detect_out vm.bin
@@ -76,6 +81,7 @@ echo "|---|---|---|"
 echo "| qrs_stream.cpp (streaming hand loop) | $S_CPU s | 1 |"
 echo "| qrs_fused.cpp (whole arrays) | $F_CPU s | $(ratio "$S_CPU" "$F_CPU") |"
 echo "| engine, JIT | $IJ_CPU s | $(ratio "$S_CPU" "$IJ_CPU") (wall: $(ratio "$S_WALL" "$IJ_WALL")) |"
+echo "| engine, JIT, its code from the code cache (a second run) | $IC_CPU s | $(ratio "$S_CPU" "$IC_CPU") |"
 echo "| engine, JIT, each stream its own step (--no-chains) | $IS_CPU s | $(ratio "$S_CPU" "$IS_CPU") |"
 echo "| engine, VM (--interpret) | $IV_CPU s | $(ratio "$S_CPU" "$IV_CPU") |"
 echo

@@ -38,6 +38,9 @@ struct Options {
   // JIT tiers: 0 quick code first, optimised code once the run has lasted a
   // moment (default); 1 quick code only; 2 optimised code from the start.
   int jitTier = 0;
+  // Compiled units are kept in this directory and taken from it when the same
+  // unit comes again (jit/code_cache.hpp); "": none.
+  std::string jitCache;
   connectors::MqttSettings mqtt;  // MQTT sources and PUBLISH sinks ([mqtt] in the TOML file)
   bool countNulls = false;        // count each stream's records with a NULL element (for /metrics)
 };

@@ -23,6 +23,7 @@ void JitWorker::compileJob(jit::Jit& j, Job& job) {
     job.items[i].blockFn = res[i].block;
     job.items[i].chainFn = res[i].chain;
     job.items[i].why = res[i].why;
+    job.items[i].cached = res[i].cached;
   }
 }
 

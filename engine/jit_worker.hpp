@@ -38,6 +38,7 @@ class JitWorker : public std::enable_shared_from_this<JitWorker> {
     jit::BlockFn blockFn = nullptr;
     jit::ChainFn chainFn = nullptr;
     std::string why;
+    bool cached = false;  // from the code cache
   };
   struct Job {
     std::string unit;

@@ -24,6 +24,11 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
       fprintf(stderr, "warning: JIT unavailable (%s); running on the VM\n", err.c_str());
       return;
     }
+    if (!opt.jitCache.empty()) {
+      constexpr uint64_t kCacheBytes = uint64_t(128) << 20;
+      if (std::string why; !j->useCache(opt.jitCache, kCacheBytes, why) && opt.verbose)
+        fprintf(stdout, "JIT: no code cache: %s\n", why.c_str());
+    }
     jitw = std::make_shared<JitWorker>(std::move(j));
   }
   static const ir::Layout condLayout = [] {
@@ -116,13 +121,14 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
     if (!s->removed) bySerial[s->serial] = s.get();
   for (auto& job : jobs) {
     int native = 0, programs = 0, chainsRun = 0;
-    bool used = false;
+    bool used = false, cached = false;
     jitMs += job.ms;
     for (auto& it : job.items) {
       auto f = bySerial.find(it.serial);
       if (f == bySerial.end()) continue;
       Stream& s = *f->second;
       used = true;
+      cached = cached || it.cached;
       if (!it.chain.empty()) {
         if (s.chain && s.chain->members.back() == &s) s.chain->native = it.chainFn;
         chainsRun += it.chainFn != nullptr;
@@ -142,10 +148,11 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
     }
     if (opt.verbose && (programs || chainsRun)) {
       const bool optimisedPlan = job.unit == "plan" && job.tier == jit::Tier::Optimised;
+      const char* from = cached ? " (code from the cache)" : "";
       if (optimisedPlan)  // a chain's members are compiled inside it
-        fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread\n", native,
-                programs, job.ms);
-      else fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms\n", native, programs, job.ms);
+        fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread%s\n", native,
+                programs, job.ms, from);
+      else fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms%s\n", native, programs, job.ms, from);
       if (chainsRun) fprintf(stdout, "JIT: %d chains run as one loop each\n", chainsRun);
       fflush(stdout);  // a live engine's log is read while it runs
     }

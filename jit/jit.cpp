@@ -2,6 +2,7 @@
 // (lower.cpp), optimised and added together, and removed by unit.
 #include "jit.hpp"
 
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/IRBuilder.h>
@@ -11,9 +12,12 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <optional>
 
+#include "code_cache.hpp"
 #include "lower.hpp"
 #include "perf_map.hpp"
 
@@ -34,6 +38,11 @@ struct Jit::Impl {
   std::map<std::string, llvm::orc::ResourceTrackerSP> units[2];
   // The host as the optimiser sees it: the vectorisers' costs are this CPU's.
   std::unique_ptr<llvm::TargetMachine> host;
+  // With a code cache: each tier's code generator (as its LLJIT's), and the
+  // target as the cache's keys name it.
+  std::unique_ptr<CodeCache> cache;
+  std::unique_ptr<llvm::TargetMachine> codegen[2];
+  std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
   std::mutex mu;
 };
 
@@ -82,7 +91,29 @@ std::unique_ptr<Jit> Jit::create(std::string& error) {
   }
   if (auto tm = jtmb->createTargetMachine()) out->impl_->host = std::move(*tm);
   else llvm::consumeError(tm.takeError());  // the optimiser then costs a generic CPU
+  out->impl_->jtmb = *jtmb;
   return out;
+}
+
+bool Jit::useCache(const std::string& dir, uint64_t budgetBytes, std::string& why) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto cache = std::make_unique<CodeCache>(dir, budgetBytes);
+  if (!cache->usable()) {
+    why = cache->why();
+    return false;
+  }
+  for (Tier t : {Tier::Quick, Tier::Optimised}) {
+    llvm::orc::JITTargetMachineBuilder b = *impl_->jtmb;
+    if (t == Tier::Quick) b.setCodeGenOptLevel(llvm::CodeGenOptLevel::None);
+    auto tm = b.createTargetMachine();
+    if (!tm) {
+      why = llvm::toString(tm.takeError());
+      return false;
+    }
+    impl_->codegen[int(t)] = std::move(*tm);
+  }
+  impl_->cache = std::move(cache);
+  return true;
 }
 
 bool Jit::supports(const vm::Program& p, std::string& why) {
@@ -221,26 +252,66 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
     lowered[i] = ok && defineChain(*mod, B, reqs[i].name, *reqs[i].chain, reqs[i].chainExternals, results[i].why) &&
                  verified(*mod->getFunction(reqs[i].name), results[i].why);
   }
+  // The functions of the unit's code, once it is added; false when one is missing.
+  auto find = [&](std::vector<Result>& out) {
+    bool all = true;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+      if (!lowered[i]) continue;
+      auto sym = lljit.lookup(reqs[i].name);
+      if (!sym) {
+        out[i].why = llvm::toString(sym.takeError());
+        all = false;
+        continue;
+      }
+      if (reqs[i].chain) out[i].chain = sym->toPtr<ChainFn>();
+      else if (reqs[i].block) out[i].block = sym->toPtr<BlockFn>();
+      else out[i].fn = sym->toPtr<FieldFn>();
+    }
+    return all;
+  };
+  CodeCache* cache = impl_->cache.get();
+  const bool any = std::find(lowered.begin(), lowered.end(), true) != lowered.end();
+  std::string key;
+  if (cache && any) {
+    const auto& b = *impl_->jtmb;
+    key = cache->key(*mod, int(tier), b.getTargetTriple().str() + " " + b.getCPU() + " " + b.getFeatures().getString());
+    if (auto obj = cache->load(key)) {
+      auto rt = lljit.getMainJITDylib().createResourceTracker();
+      std::vector<Result> hit = results;
+      if (!lljit.addObjectFile(rt, std::move(obj)) && find(hit)) {
+        for (auto& r : hit) r.cached = true;
+        impl_->units[int(tier)][unit] = rt;
+        return hit;
+      }
+      // Unreadable or not this unit's code after all: compile it (and file it again).
+      if (auto err = rt->remove()) llvm::consumeError(std::move(err));
+      cache->drop(key);
+    }
+  }
   if (tier == Tier::Optimised) optimise(*mod, impl_->host.get());
   auto rt = lljit.getMainJITDylib().createResourceTracker();
-  if (auto err = lljit.addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)))) {
-    std::string msg = llvm::toString(std::move(err));
+  llvm::Error added = llvm::Error::success();
+  if (cache && any) {
+    // Code generated here rather than in the LLJIT, to file the object.
+    llvm::orc::SimpleCompiler codegen(*impl_->codegen[int(tier)]);
+    auto obj = codegen(*mod);
+    if (obj) {
+      cache->store(key, **obj);
+      added = lljit.addObjectFile(rt, std::move(*obj));
+    } else {
+      added = obj.takeError();
+    }
+  } else {
+    added = lljit.addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx)));
+  }
+  if (added) {
+    std::string msg = llvm::toString(std::move(added));
     for (size_t i = 0; i < reqs.size(); ++i)
       if (lowered[i]) results[i].why = msg;
     return results;
   }
   impl_->units[int(tier)][unit] = rt;
-  for (size_t i = 0; i < reqs.size(); ++i) {
-    if (!lowered[i]) continue;
-    auto sym = lljit.lookup(reqs[i].name);
-    if (!sym) {
-      results[i].why = llvm::toString(sym.takeError());
-      continue;
-    }
-    if (reqs[i].chain) results[i].chain = sym->toPtr<ChainFn>();
-    else if (reqs[i].block) results[i].block = sym->toPtr<BlockFn>();
-    else results[i].fn = sym->toPtr<FieldFn>();
-  }
+  find(results);
   return results;
 }
 

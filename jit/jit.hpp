@@ -103,6 +103,7 @@ struct Result {
   BlockFn block = nullptr;  // the block form, when asked for
   ChainFn chain = nullptr;  // a chain
   std::string why;          // why not, when fn is null
+  bool cached = false;      // the unit's code came from the code cache
 };
 
 // Quick: code generated without optimisation, for a fast start (the plan's
@@ -120,6 +121,11 @@ class Jit {
   std::vector<Result> compile(const std::string& unit, const std::vector<Request>& requests,
                               Tier tier = Tier::Optimised);
   void removeUnit(const std::string& unit, Tier tier = Tier::Optimised);
+
+  // Keeps compiled units in `dir` (see code_cache.hpp) and takes them from
+  // there when the same unit comes again. False, with the reason in `why`,
+  // when the directory cannot be used (the JIT then compiles every unit).
+  bool useCache(const std::string& dir, uint64_t budgetBytes, std::string& why);
 
   // Whether the lowering supports this program (no string operations).
   static bool supports(const vm::Program& p, std::string& why);

@@ -65,6 +65,10 @@ void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
                  "auto (quick code, then optimised code off the slot thread), quick or optimised")
       ->check(CLI::IsMember({"auto", "quick", "optimised"}))
       ->group(run);
+  app.add_option("--jit-cache", a.jitCache,
+                 "directory of compiled code kept between runs, or off (default: RDB_JIT_CACHE, else "
+                 "~/.cache/retractor/jit)")
+      ->group(run);
   app.add_option("--spin-us", a.spinUs,
                  "clocked: spend the last N microseconds before each slot's deadline spinning "
                  "instead of sleeping (lower lateness at the price of a busy core)")

@@ -26,7 +26,7 @@ extern std::unique_ptr<tools::Metrics> gMetrics;  // --metrics: lives across the
 
 // Everything `xretractor [options] queryfile` was asked to do.
 struct RunArgs {
-  std::string queryFile, name, limitText, jitTier = "auto", metrics, http, webDir;
+  std::string queryFile, name, limitText, jitTier = "auto", jitCache, metrics, http, webDir;
   int64_t limit = 0;
   bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false,
        untilEof = false, interpret = false, cleanup = false, noFuse = false, noChains = false, parallel = false,

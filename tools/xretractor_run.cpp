@@ -14,6 +14,17 @@ namespace xretractor {
 
 namespace {
 
+// --jit-cache DIR, else RDB_JIT_CACHE, else the user's cache directory; "off": none.
+std::string jitCacheDir(const std::string& arg) {
+  const char* env = getenv("RDB_JIT_CACHE");
+  const std::string chosen = !arg.empty() ? arg : env ? env : "";
+  if (chosen == "off") return "";
+  if (!chosen.empty()) return chosen;
+  if (const char* x = getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/retractor/jit";
+  if (const char* h = getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/retractor/jit";
+  return "";
+}
+
 engine::Options engineOptions(const RunArgs& a) {
   engine::Options opt;
   opt.limit = a.limit;
@@ -36,6 +47,7 @@ engine::Options engineOptions(const RunArgs& a) {
   opt.chains = !a.noChains;
   opt.forceParallel = a.parallel;
   opt.jitTier = a.jitTier == "quick" ? 1 : a.jitTier == "optimised" ? 2 : 0;
+  opt.jitCache = jitCacheDir(a.jitCache);
   opt.verbose = a.verbose;
   opt.countNulls = gMetrics != nullptr;
   opt.stopOnKey = !a.noAnyKey && isatty(0);
