@@ -147,7 +147,8 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
       }
     }
     if (opt.verbose && (programs || chainsRun)) {
-      const bool optimisedPlan = job.unit == "plan" && job.tier == jit::Tier::Optimised;
+      // The tier-up of a plan that started on quick code (not a start on optimised code).
+      const bool optimisedPlan = job.unit == "plan" && job.tier == jit::Tier::Optimised && opt.jitTier == 0;
       const char* from = cached ? " (code from the cache)" : "";
       if (optimisedPlan)  // a chain's members are compiled inside it
         fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread%s\n", native,

@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/BLAKE3.h>
@@ -90,8 +91,11 @@ std::string CodeCache::key(const llvm::Module& m, int tier, const std::string& t
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "retractor jit cache 1\n" << id << '\n' << LLVM_VERSION_STRING << '\n' << tier << '\n' << target << '\n';
-  m.print(os, nullptr);
   os.flush();
+  // The module as bitcode: the same facts as its text, written several times faster.
+  llvm::raw_string_ostream bc(text);
+  llvm::WriteBitcodeToFile(m, bc);
+  bc.flush();
   const auto h =
       llvm::BLAKE3::hash<20>(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
   static const char* hex = "0123456789abcdef";
