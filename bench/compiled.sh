@@ -53,8 +53,9 @@ fresh; cpu int-jit "$XR" int.rql --no-clock -m $N --threads 1 -v; IJ_CPU=$CPU; I
 cmp out/detect_out vm.bin
 sameAsLoops
 JIT_LINE=$(grep '^JIT:' "$W/int-jit.out" | tr '\n' ' ' || true)
-# The same run twice with a code cache: the second takes its code from it.
-fresh; "$XR" int.rql --no-clock -m 2 --threads 1 --jit-cache "$W/jc" >/dev/null
+# The same run twice with a code cache: the second takes its code, both
+# tiers', from it (a whole run fills it: a short one never tiers up).
+fresh; "$XR" int.rql --no-clock -m $N --threads 1 --jit-cache "$W/jc" >/dev/null
 fresh; cpu int-warm "$XR" int.rql --no-clock -m $N --threads 1 -v --jit-cache "$W/jc"; IC_CPU=$CPU
 grep -q 'from the cache' "$W/int-warm.out"
 cmp out/detect_out vm.bin

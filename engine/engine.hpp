@@ -41,6 +41,7 @@ struct Options {
   // Compiled units are kept in this directory and taken from it when the same
   // unit comes again (jit/code_cache.hpp); "": none.
   std::string jitCache;
+  bool jitCacheAsked = false;     // named by the user: a cache that cannot be used is a warning
   connectors::MqttSettings mqtt;  // MQTT sources and PUBLISH sinks ([mqtt] in the TOML file)
   bool countNulls = false;        // count each stream's records with a NULL element (for /metrics)
 };

@@ -26,8 +26,10 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
     }
     if (!opt.jitCache.empty()) {
       constexpr uint64_t kCacheBytes = uint64_t(128) << 20;
-      if (std::string why; !j->useCache(opt.jitCache, kCacheBytes, why) && opt.verbose)
-        fprintf(stdout, "JIT: no code cache: %s\n", why.c_str());
+      if (std::string why; !j->useCache(opt.jitCache, kCacheBytes, why)) {
+        if (opt.jitCacheAsked) fprintf(stderr, "warning: no JIT code cache: %s\n", why.c_str());
+        else if (opt.verbose) fprintf(stdout, "JIT: no code cache: %s\n", why.c_str());
+      }
     }
     jitw = std::make_shared<JitWorker>(std::move(j));
   }

@@ -5,6 +5,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <llvm-c/Core.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/IR/Module.h>
@@ -15,9 +16,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -58,6 +61,18 @@ int findNote(dl_phdr_info* info, size_t, void* data) {
   return 0;
 }
 
+template <size_t N>
+std::string hex(const std::array<uint8_t, N>& h) {
+  static const char* digits = "0123456789abcdef";
+  std::string k;
+  for (uint8_t b : h) k += {digits[b >> 4], digits[b & 15]};
+  return k;
+}
+
+llvm::ArrayRef<uint8_t> bytes(const std::string& s) {
+  return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+}
+
 }  // namespace
 
 std::string buildId() {
@@ -78,9 +93,21 @@ CodeCache::CodeCache(std::string dir, uint64_t budgetBytes) : dir_(std::move(dir
     return;
   }
   std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec || access(dir_.c_str(), W_OK | X_OK) != 0) {
-    why_ = "cannot write " + dir_ + (ec ? ": " + ec.message() : "");
+  // A directory made here is the user's alone; one that was there is left as it is.
+  if (fs::create_directories(dir_, ec) && !ec)
+    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::replace, ec);
+  // Code is run from here: the directory must be ours alone (as ssh asks of ~/.ssh).
+  struct stat st;
+  if (ec || lstat(dir_.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    why_ = "cannot use " + dir_ + (ec ? ": " + ec.message() : ": not a directory");
+    return;
+  }
+  if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+    why_ = dir_ + " is not the user's alone (another user could put code there)";
+    return;
+  }
+  if (access(dir_.c_str(), W_OK | X_OK) != 0) {
+    why_ = "cannot write " + dir_;
     return;
   }
   usable_ = true;
@@ -88,50 +115,103 @@ CodeCache::CodeCache(std::string dir, uint64_t budgetBytes) : dir_(std::move(dir
 
 std::string CodeCache::key(const llvm::Module& m, int tier, const std::string& target) const {
   static const std::string id = buildId();
+  unsigned major = 0, minor = 0, patch = 0;
+  LLVMGetVersion(&major, &minor, &patch);  // the library running, not the headers built against
   std::string text;
   llvm::raw_string_ostream os(text);
-  os << "retractor jit cache 1\n" << id << '\n' << LLVM_VERSION_STRING << '\n' << tier << '\n' << target << '\n';
+  os << "retractor jit cache 2\n"
+     << id << '\n'
+     << major << '.' << minor << '.' << patch << '\n'
+     << tier << '\n'
+     << target << '\n';
   os.flush();
   // The module as bitcode: the same facts as its text, written several times faster.
   llvm::raw_string_ostream bc(text);
   llvm::WriteBitcodeToFile(m, bc);
   bc.flush();
-  const auto h =
-      llvm::BLAKE3::hash<20>(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
-  static const char* hex = "0123456789abcdef";
-  std::string k;
-  for (uint8_t b : h) k += {hex[b >> 4], hex[b & 15]};
-  return k;
+  return hex(llvm::BLAKE3::hash<20>(bytes(text)));
 }
 
-std::string CodeCache::path(const std::string& key) const { return dir_ + "/" + key + ".o"; }
+// An entry is the object followed by a trailer: BLAKE3 of (key, object) and a
+// magic word, so that a file cut short, changed, or filed under another key is
+// a miss, never code run in the wrong place.
+namespace {
+constexpr char kMagic[8] = {'r', 'd', 'b', 'j', 'i', 't', '2', '\n'};
+constexpr size_t kHash = 20, kTrailer = kHash + sizeof kMagic;
+constexpr uint64_t kMaxEntry = uint64_t(64) << 20;
+std::array<uint8_t, kHash> seal(const std::string& key, llvm::StringRef object) {
+  llvm::BLAKE3 h;
+  h.update(bytes(key));
+  h.update(llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t*>(object.data()), object.size()));
+  return h.final<kHash>();
+}
+}  // namespace
+
+std::string CodeCache::path(const std::string& key) const { return dir_ + "/" + kPrefix + key + ".o"; }
 
 std::unique_ptr<llvm::MemoryBuffer> CodeCache::load(const std::string& key) const {
   if (!usable_) return nullptr;
-  auto buf = llvm::MemoryBuffer::getFile(path(key), /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buf) return nullptr;
-  utimensat(AT_FDCWD, path(key).c_str(), nullptr, 0);  // recently used: pruned last
-  return std::move(*buf);
+  // A regular file, not followed through a link, and never a FIFO's wait.
+  const int fd = open(path(key).c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct stat st;
+  std::unique_ptr<llvm::MemoryBuffer> out;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && uint64_t(st.st_size) > kTrailer &&
+      uint64_t(st.st_size) <= kMaxEntry) {
+    std::string data(size_t(st.st_size), '\0');
+    size_t got = 0;
+    while (got < data.size()) {
+      const ssize_t n = read(fd, data.data() + got, data.size() - got);
+      if (n <= 0) break;
+      got += size_t(n);
+    }
+    const size_t objectSize = data.size() - kTrailer;
+    const llvm::StringRef object(data.data(), objectSize);
+    const auto sealed = seal(key, object);
+    if (got == data.size() && memcmp(data.data() + objectSize + kHash, kMagic, sizeof kMagic) == 0 &&
+        memcmp(data.data() + objectSize, sealed.data(), kHash) == 0) {
+      out = llvm::MemoryBuffer::getMemBufferCopy(object, path(key));
+      futimens(fd, nullptr);  // recently used: pruned last
+    }
+  }
+  close(fd);
+  return out;
 }
 
 void CodeCache::store(const std::string& key, const llvm::MemoryBuffer& object) {
   if (!usable_) return;
-  static std::atomic<int> serial{0};
-  const std::string tmp = path(key) + ".tmp." + std::to_string(getpid()) + "." + std::to_string(serial++);
-  FILE* f = fopen(tmp.c_str(), "wb");
-  if (!f) return;
-  const bool ok = fwrite(object.getBufferStart(), 1, object.getBufferSize(), f) == object.getBufferSize();
-  if (fclose(f) != 0 || !ok || rename(tmp.c_str(), path(key).c_str()) != 0) {
-    unlink(tmp.c_str());
+  const std::string tmp = dir_ + "/" + kPrefix + key + ".tmp.XXXXXX";
+  std::vector<char> name(tmp.begin(), tmp.end());
+  name.push_back('\0');
+  const int fd = mkostemp(name.data(), O_CLOEXEC);  // a new file of ours (0600), never one planted
+  if (fd < 0) return;
+  const auto sealed = seal(key, object.getBuffer());
+  auto writeAll = [&](const void* p, size_t n) {
+    const char* c = static_cast<const char*>(p);
+    while (n) {
+      const ssize_t k = write(fd, c, n);
+      if (k <= 0) return false;
+      c += k, n -= size_t(k);
+    }
+    return true;
+  };
+  const bool ok = writeAll(object.getBufferStart(), object.getBufferSize()) && writeAll(sealed.data(), sealed.size()) &&
+                  writeAll(kMagic, sizeof kMagic);
+  if (close(fd) != 0 || !ok || rename(name.data(), path(key).c_str()) != 0) {
+    unlink(name.data());
     return;
   }
-  prune();
+  // The directory is scanned once a process, then its size kept up to date.
+  const uint64_t size = object.getBufferSize() + kTrailer;
+  if (total_ == kUnknown || total_ + size > budget_) prune();
+  else total_ += size;
 }
 
 void CodeCache::drop(const std::string& key) const { unlink(path(key).c_str()); }
 
-// The least recently used files go until the directory is within 3/4 of its
-// budget; temporary files an hour old go too.
+// The least recently used entries go until the directory is within 3/4 of its
+// budget; temporary files an hour old go too. Only the cache's own files
+// (their names start with kPrefix) are looked at.
 void CodeCache::prune() {
   struct Entry {
     fs::path p;
@@ -142,27 +222,32 @@ void CodeCache::prune() {
   uint64_t total = 0;
   std::error_code ec;
   const auto now = fs::file_time_type::clock::now();
-  for (const auto& e : fs::directory_iterator(dir_, ec)) {
-    if (e.path().filename().string().find(".tmp.") != std::string::npos) {
+  fs::directory_iterator it(dir_, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(kPrefix, 0) != 0) continue;
+    std::error_code e1, e2;
+    if (name.find(".tmp.") != std::string::npos) {
       // A writer that died between writing and renaming left it.
-      std::error_code e1;
-      if (now - e.last_write_time(e1) > std::chrono::hours(1) && !e1) fs::remove(e.path(), e1);
+      if (now - it->last_write_time(e1) > std::chrono::hours(1) && !e1) fs::remove(it->path(), e1);
       continue;
     }
-    if (e.path().extension() != ".o") continue;
-    std::error_code e1, e2;
-    const uint64_t size = e.file_size(e1);
-    const auto used = e.last_write_time(e2);
+    if (it->path().extension() != ".o" || !it->is_regular_file(e1)) continue;
+    const uint64_t size = it->file_size(e1);
+    const auto used = it->last_write_time(e2);
     if (e1 || e2) continue;
-    entries.push_back({e.path(), size, used});
+    entries.push_back({it->path(), size, used});
     total += size;
   }
-  if (total <= budget_) return;
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
-  for (const Entry& e : entries) {
-    if (total <= budget_ / 4 * 3) break;
-    if (fs::remove(e.p, ec)) total -= e.size;
+  if (total > budget_) {
+    std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
+    for (const Entry& e : entries) {
+      if (total <= budget_ / 4 * 3) break;
+      std::error_code e1;
+      if (fs::remove(e.p, e1)) total -= e.size;
+    }
   }
+  total_ = total;
 }
 
 }  // namespace jit

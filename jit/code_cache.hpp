@@ -5,8 +5,10 @@
 // LLVM version and the build of the running program (its ELF build id, so
 // that any change to the lowering or the optimiser misses). Files are written
 // whole (a temporary file renamed), so processes sharing the directory see a
-// unit whole or not at all; an unreadable or unlinkable file is a miss. The
-// oldest files go when the directory outgrows its budget.
+// unit whole or not at all; each entry carries a hash of its key and bytes,
+// so a damaged or misfiled entry is a miss, as is one that does not link. The
+// directory must be the user's alone (code is run from it); the least
+// recently used entries go when it outgrows its budget.
 #pragma once
 
 #include <cstdint>
@@ -41,8 +43,12 @@ class CodeCache {
  private:
   void prune();
   std::string path(const std::string& key) const;
+  // Every file of the cache starts so; nothing else in the directory is touched.
+  static constexpr const char* kPrefix = "rdbjit-";
+  static constexpr uint64_t kUnknown = ~uint64_t(0);
   std::string dir_, why_;
   uint64_t budget_;
+  uint64_t total_ = kUnknown;  // bytes of entries, once scanned
   bool usable_ = false;
 };
 

@@ -84,6 +84,10 @@ std::unique_ptr<Jit> Jit::create(std::string& error) {
     error = llvm::toString(jtmb.takeError());
     return nullptr;
   }
+  // What LLJIT picks for JITLink on x86-64 ELF, said here so that code the
+  // cache's code generator makes (useCache) is the same code.
+  jtmb->setCodeModel(llvm::CodeModel::Small);
+  jtmb->setRelocationModel(llvm::Reloc::PIC_);
   std::unique_ptr<Jit> out(new Jit());
   for (Tier t : {Tier::Quick, Tier::Optimised}) {
     out->impl_->lljit[int(t)] = makeLLJIT(t, *jtmb, error);
@@ -274,7 +278,10 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
   std::string key;
   if (cache && any) {
     const auto& b = *impl_->jtmb;
-    key = cache->key(*mod, int(tier), b.getTargetTriple().str() + " " + b.getCPU() + " " + b.getFeatures().getString());
+    const std::string target = b.getTargetTriple().str() + " " + b.getCPU() + " " + b.getFeatures().getString() +
+                               " cm" + std::to_string(int(b.getCodeModel().value_or(llvm::CodeModel::Large))) + " rm" +
+                               std::to_string(int(b.getRelocationModel().value_or(llvm::Reloc::Static)));
+    key = cache->key(*mod, int(tier), target);
     if (auto obj = cache->load(key)) {
       auto rt = lljit.getMainJITDylib().createResourceTracker();
       std::vector<Result> hit = results;

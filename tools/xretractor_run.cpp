@@ -1,5 +1,6 @@
 // xretractor's run: the engine's options, the run with its clients, the progress line and the end-of-run -v report.
 #include <fmt/core.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,11 +15,13 @@ namespace xretractor {
 
 namespace {
 
-// --jit-cache DIR, else RDB_JIT_CACHE, else the user's cache directory; "off": none.
-std::string jitCacheDir(const std::string& arg) {
+// --jit-cache DIR, else RDB_JIT_CACHE (unset or empty: not given), else the
+// user's cache directory; "off" (any case): none. `asked`: named by the user.
+std::string jitCacheDir(const std::string& arg, bool& asked) {
   const char* env = getenv("RDB_JIT_CACHE");
   const std::string chosen = !arg.empty() ? arg : env ? env : "";
-  if (chosen == "off") return "";
+  asked = !chosen.empty();
+  if (strcasecmp(chosen.c_str(), "off") == 0) return "";
   if (!chosen.empty()) return chosen;
   if (const char* x = getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/retractor/jit";
   if (const char* h = getenv("HOME"); h && *h == '/') return std::string(h) + "/.cache/retractor/jit";
@@ -47,7 +50,7 @@ engine::Options engineOptions(const RunArgs& a) {
   opt.chains = !a.noChains;
   opt.forceParallel = a.parallel;
   opt.jitTier = a.jitTier == "quick" ? 1 : a.jitTier == "optimised" ? 2 : 0;
-  opt.jitCache = jitCacheDir(a.jitCache);
+  opt.jitCache = jitCacheDir(a.jitCache, opt.jitCacheAsked);
   opt.verbose = a.verbose;
   opt.countNulls = gMetrics != nullptr;
   opt.stopOnKey = !a.noAnyKey && isatty(0);

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -62,7 +63,7 @@ int32_t call(jit::FieldFn fn, int32_t a) {
 std::vector<fs::path> objects(const fs::path& dir) {
   std::vector<fs::path> v;
   for (auto& e : fs::directory_iterator(dir))
-    if (e.path().extension() == ".o") v.push_back(e.path());
+    if (e.path().extension() == ".o" && e.path().filename().string().rfind("rdbjit-", 0) == 0) v.push_back(e.path());
   return v;
 }
 
@@ -168,5 +169,59 @@ TEST_CASE("a code cache directory that cannot be used leaves the cache off", "[j
   REQUIRE(r[0].fn);
   CHECK_FALSE(r[0].cached);
   fs::remove(file);
+  // A directory others may write (code would be run from it) is refused, and left as it is.
+  const fs::path open = freshDir("rdb-jit-cache-open");
+  fs::create_directory(open);
+  fs::permissions(open, fs::perms::all, fs::perm_options::replace);
+  auto k = jit::Jit::create(err);
+  why.clear();
+  CHECK_FALSE(k->useCache(open.string(), 1 << 20, why));
+  CHECK_THAT(why, Catch::Contains("not the user's alone"));
+  CHECK((fs::status(open).permissions() & fs::perms::others_write) != fs::perms::none);
+  fs::remove_all(open);
+}
+
+TEST_CASE("an entry filed under another unit's name is not run", "[jit][cache]") {
+  const fs::path dir = freshDir("rdb-jit-cache-swap");
+  Unit a(4), b(6);
+  compileCached(dir, a.requests());
+  const auto aFile = objects(dir).at(0);
+  compileCached(dir, b.requests());
+  fs::path bFile;
+  for (auto& f : objects(dir))
+    if (f != aFile) bFile = f;
+  REQUIRE_FALSE(bFile.empty());
+  // b's entry replaced by a's code, whole and valid: b must still get b's code.
+  fs::copy_file(aFile, bFile, fs::copy_options::overwrite_existing);
+  auto again = compileCached(dir, b.requests());
+  CHECK_FALSE(again.r.cached);
+  CHECK(call(again.r.fn, 5) == 31);
+  // A link in its place is not followed either.
+  fs::remove(bFile);
+  fs::create_symlink(aFile, bFile);
+  auto linked = compileCached(dir, b.requests());
+  CHECK_FALSE(linked.r.cached);
+  CHECK(call(linked.r.fn, 5) == 31);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a code cache prunes only its own files", "[jit][cache]") {
+  const fs::path dir = freshDir("rdb-jit-cache-shared");
+  fs::create_directories(dir);
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::replace);
+  // The user's files beside it: an object file larger than the budget, an old temporary file.
+  std::ofstream(dir / "libbig.o") << std::string(4096, 'x');
+  std::ofstream(dir / "report.tmp.txt") << "notes";
+  fs::last_write_time(dir / "report.tmp.txt", fs::file_time_type::clock::now() - std::chrono::hours(5));
+  std::string err, why;
+  auto j = jit::Jit::create(err);
+  REQUIRE(j->useCache(dir.string(), 1, why));
+  for (int k = 2; k < 5; ++k) {
+    Unit u(k);
+    REQUIRE(j->compile("unit" + std::to_string(k), u.requests("cc_f" + std::to_string(k)))[0].fn);
+  }
+  CHECK(fs::exists(dir / "libbig.o"));
+  CHECK(fs::exists(dir / "report.tmp.txt"));
+  fs::remove_all(dir);
 }
 #endif
