@@ -90,6 +90,13 @@ Compiled compileCached(const fs::path& dir, const std::vector<jit::Request>& req
   return c;
 }
 
+// The unit is not taken from the cache (compiled afresh) and computes f(a) = want.
+void compiledAfresh(const fs::path& dir, const std::vector<jit::Request>& reqs, int32_t a, int32_t want) {
+  auto c = compileCached(dir, reqs);
+  CHECK_FALSE(c.r.cached);
+  CHECK(call(c.r.fn, a) == want);
+}
+
 }  // namespace
 
 TEST_CASE("a unit compiled once comes from the code cache with the same code", "[jit][cache]") {
@@ -131,9 +138,7 @@ TEST_CASE("a damaged code cache entry is compiled again and filed anew", "[jit][
     } else {
       std::ofstream(files[0], std::ios::binary | std::ios::trunc);  // empty
     }
-    auto fresh = compileCached(dir, u.requests());
-    CHECK_FALSE(fresh.r.cached);
-    CHECK(call(fresh.r.fn, 5) == 16);
+    compiledAfresh(dir, u.requests(), 5, 16);
     CHECK(fs::file_size(files[0]) == size);  // filed anew, whole
     auto again = compileCached(dir, u.requests());
     CHECK(again.r.cached);
@@ -193,15 +198,11 @@ TEST_CASE("an entry filed under another unit's name is not run", "[jit][cache]")
   REQUIRE_FALSE(bFile.empty());
   // b's entry replaced by a's code, whole and valid: b must still get b's code.
   fs::copy_file(aFile, bFile, fs::copy_options::overwrite_existing);
-  auto again = compileCached(dir, b.requests());
-  CHECK_FALSE(again.r.cached);
-  CHECK(call(again.r.fn, 5) == 31);
+  compiledAfresh(dir, b.requests(), 5, 31);
   // A link in its place is not followed either.
   fs::remove(bFile);
   fs::create_symlink(aFile, bFile);
-  auto linked = compileCached(dir, b.requests());
-  CHECK_FALSE(linked.r.cached);
-  CHECK(call(linked.r.fn, 5) == 31);
+  compiledAfresh(dir, b.requests(), 5, 31);
   fs::remove_all(dir);
 }
 
