@@ -30,6 +30,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+std::string hex(const uint8_t* b, size_t n) {
+  static const char* digits = "0123456789abcdef";
+  std::string k;
+  for (size_t i = 0; i < n; ++i) k += {digits[b[i] >> 4], digits[b[i] & 15]};
+  return k;
+}
+
 // The GNU build id note among an object's program headers.
 struct IdSearch {
   uintptr_t base;  // the load address of the object holding buildId()
@@ -51,22 +58,13 @@ int findNote(dl_phdr_info* info, size_t, void* data) {
       const uint8_t* desc = name + align4(n->n_namesz);
       if (desc + n->n_descsz > end) break;
       if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && std::equal(name, name + 4, "GNU")) {
-        static const char* hex = "0123456789abcdef";
-        for (size_t k = 0; k < n->n_descsz; ++k) s->id += {hex[desc[k] >> 4], hex[desc[k] & 15]};
+        s->id = hex(desc, n->n_descsz);
         return 1;
       }
       p = desc + align4(n->n_descsz);
     }
   }
   return 0;
-}
-
-template <size_t N>
-std::string hex(const std::array<uint8_t, N>& h) {
-  static const char* digits = "0123456789abcdef";
-  std::string k;
-  for (uint8_t b : h) k += {digits[b >> 4], digits[b & 15]};
-  return k;
 }
 
 llvm::ArrayRef<uint8_t> bytes(const std::string& s) {
@@ -87,8 +85,9 @@ std::string buildId() {
 }
 
 CodeCache::CodeCache(std::string dir, uint64_t budgetBytes) : dir_(std::move(dir)), budget_(budgetBytes) {
-  static const std::string id = buildId();
-  if (id.empty()) {
+  static const std::string id = buildId();  // the same for the process's life
+  buildId_ = id;
+  if (buildId_.empty()) {
     why_ = "the program has no build id to tell its code apart";
     return;
   }
@@ -114,13 +113,12 @@ CodeCache::CodeCache(std::string dir, uint64_t budgetBytes) : dir_(std::move(dir
 }
 
 std::string CodeCache::key(const llvm::Module& m, int tier, const std::string& target) const {
-  static const std::string id = buildId();
   unsigned major = 0, minor = 0, patch = 0;
   LLVMGetVersion(&major, &minor, &patch);  // the library running, not the headers built against
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "retractor jit cache 2\n"
-     << id << '\n'
+     << buildId_ << '\n'
      << major << '.' << minor << '.' << patch << '\n'
      << tier << '\n'
      << target << '\n';
@@ -129,7 +127,8 @@ std::string CodeCache::key(const llvm::Module& m, int tier, const std::string& t
   llvm::raw_string_ostream bc(text);
   llvm::WriteBitcodeToFile(m, bc);
   bc.flush();
-  return hex(llvm::BLAKE3::hash<20>(bytes(text)));
+  const auto h = llvm::BLAKE3::hash<20>(bytes(text));
+  return hex(h.data(), h.size());
 }
 
 // An entry is the object followed by a trailer: BLAKE3 of (key, object) and a

@@ -46,7 +46,7 @@ class CodeCache {
   // Every file of the cache starts so; nothing else in the directory is touched.
   static constexpr const char* kPrefix = "rdbjit-";
   static constexpr uint64_t kUnknown = ~uint64_t(0);
-  std::string dir_, why_;
+  std::string dir_, why_, buildId_;
   uint64_t budget_;
   uint64_t total_ = kUnknown;  // bytes of entries, once scanned
   bool usable_ = false;

@@ -38,11 +38,12 @@ struct Jit::Impl {
   std::map<std::string, llvm::orc::ResourceTrackerSP> units[2];
   // The host as the optimiser sees it: the vectorisers' costs are this CPU's.
   std::unique_ptr<llvm::TargetMachine> host;
-  // With a code cache: each tier's code generator (as its LLJIT's), and the
-  // target as the cache's keys name it.
+  // The target the LLJITs were made for; with a code cache, each tier's code
+  // generator (as its LLJIT's) and the target as the cache's keys name it.
+  std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
   std::unique_ptr<CodeCache> cache;
   std::unique_ptr<llvm::TargetMachine> codegen[2];
-  std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
+  std::string cacheTarget;
   std::mutex mu;
 };
 
@@ -116,6 +117,10 @@ bool Jit::useCache(const std::string& dir, uint64_t budgetBytes, std::string& wh
     }
     impl_->codegen[int(t)] = std::move(*tm);
   }
+  const auto& b = *impl_->jtmb;
+  impl_->cacheTarget = b.getTargetTriple().str() + " " + b.getCPU() + " " + b.getFeatures().getString() + " cm" +
+                       std::to_string(int(b.getCodeModel().value_or(llvm::CodeModel::Large))) + " rm" +
+                       std::to_string(int(b.getRelocationModel().value_or(llvm::Reloc::Static)));
   impl_->cache = std::move(cache);
   return true;
 }
@@ -277,11 +282,7 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
   const bool any = std::find(lowered.begin(), lowered.end(), true) != lowered.end();
   std::string key;
   if (cache && any) {
-    const auto& b = *impl_->jtmb;
-    const std::string target = b.getTargetTriple().str() + " " + b.getCPU() + " " + b.getFeatures().getString() +
-                               " cm" + std::to_string(int(b.getCodeModel().value_or(llvm::CodeModel::Large))) + " rm" +
-                               std::to_string(int(b.getRelocationModel().value_or(llvm::Reloc::Static)));
-    key = cache->key(*mod, int(tier), target);
+    key = cache->key(*mod, int(tier), impl_->cacheTarget);
     if (auto obj = cache->load(key)) {
       auto rt = lljit.getMainJITDylib().createResourceTracker();
       std::vector<Result> hit = results;
