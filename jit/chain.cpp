@@ -9,6 +9,7 @@
 #include <llvm/Support/MathExtras.h>
 
 #include <array>
+#include <functional>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -72,7 +73,9 @@ struct ChainLowering {
       return std::pair<Value*, Value*>{v, isNull};
     };
     // The count of present elements, their sum, sum of magnitudes, smallest, largest.
-    Value *present, *sum, *sumAbs, *lo, *hi;
+    Value *present, *sum, *lo, *hi;
+    const int64_t bound = exactBound(s.in.elems[0].type);
+    std::function<Value*()> over;  // emits whether the sum of magnitudes is beyond bound
     if (ne <= 64) {
       // Straight-line, as vectors of a power of two lanes (the missing ones
       // NULL) and their reductions: each element as the step before left it.
@@ -92,12 +95,34 @@ struct ChainLowering {
         return llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(P), B.getInt64(uint64_t(c)));
       };
       present = B.CreateAddReduce(B.CreateZExt(B.CreateNot(none), v64t));
-      sumAbs = B.CreateAddReduce(B.CreateSelect(B.CreateICmpSLT(x, zero), B.CreateNeg(x), x));
+      // The sum of magnitudes is at most ne times the largest, found in
+      // 32-bit lanes (INT_MIN's magnitude is 2^31 unsigned): the exact sum,
+      // four times the work in 64-bit lanes, only when that bound is over.
+      Value* v32 = B.CreateSelect(none, llvm::Constant::getNullValue(v->getType()), v);
+      Value* mag32 =
+          B.CreateSelect(B.CreateICmpSLT(v32, llvm::Constant::getNullValue(v->getType())), B.CreateNeg(v32), v32);
+      Value* most = B.CreateZExt(B.CreateIntMaxReduce(mag32, false), i64);
+      over = [this, most, ne, x, zero, bound] {
+        Value* loose = B.CreateICmpUGT(B.CreateMul(most, B.getInt64(uint64_t(ne))), B.getInt64(uint64_t(bound)));
+        llvm::BasicBlock* from = B.GetInsertBlock();
+        auto *exact = block("fold.exact"), *checked = block("fold.checked");
+        B.CreateCondBr(loose, exact, checked);
+        B.SetInsertPoint(exact);
+        Value* sa = B.CreateAddReduce(B.CreateSelect(B.CreateICmpSLT(x, zero), B.CreateNeg(x), x));
+        Value* beyond = B.CreateICmpSGT(sa, B.getInt64(uint64_t(bound)));
+        llvm::BasicBlock* exactEnd = B.GetInsertBlock();
+        B.CreateBr(checked);
+        B.SetInsertPoint(checked);
+        llvm::PHINode* o = B.CreatePHI(B.getInt1Ty(), 2);
+        o->addIncoming(B.getFalse(), from);
+        o->addIncoming(beyond, exactEnd);
+        return static_cast<Value*>(o);
+      };
       lo = B.CreateIntMinReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::max()), wide), true);
       hi = B.CreateIntMaxReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::min()), wide), true);
       // Where the result is exact (its sum of magnitudes within 2^31) the
       // wrapped 32-bit sum is the sum: twice the lanes a vector.
-      if (exactBound(s.in.elems[0].type) <= std::numeric_limits<int32_t>::max())
+      if (bound <= std::numeric_limits<int32_t>::max())
         sum = B.CreateSExt(B.CreateAddReduce(B.CreateSelect(none, llvm::Constant::getNullValue(v->getType()), v)), i64);
       else sum = B.CreateAddReduce(x);
     } else {
@@ -130,10 +155,12 @@ struct ChainLowering {
       B.CreateStore(B.CreateAdd(ev, B.getInt64(1)), e);
       B.CreateBr(head);
       B.SetInsertPoint(done);
-      present = load64(pr), sum = load64(su), sumAbs = load64(sa), lo = load64(l), hi = load64(h);
+      present = load64(pr), sum = load64(su), lo = load64(l), hi = load64(h);
+      Value* sumAbs = load64(sa);
+      over = [this, sumAbs, bound] { return B.CreateICmpSGT(sumAbs, B.getInt64(uint64_t(bound))); };
     }
     finish(
-        s, present, sum, sumAbs, lo, hi, in, inNull,
+        s, present, sum, over, lo, hi, ne, in, inNull,
         [&] {
           // Partial sums beyond the type's exact range: the engine's fold in that type.
           auto ptr = llvm::PointerType::getUnqual(C);
@@ -148,11 +175,13 @@ struct ChainLowering {
 
   // A reducer's input record from its integer accumulators, as the engine's
   // intResult makes it: NULL without a present element, `slow` beyond the
-  // type's exact range. `then` (the step's program) follows on each path:
-  // on the usual one it sees the record's values (e.g. a denominator of 1).
-  template <class Slow, class Then>
-  void finish(const ChainStep& s, Value* n, Value* sum, Value* sumAbs, Value* lo, Value* hi, Value* in, Value* inNull,
-              Slow&& slowPath, Then&& then) {
+  // type's exact range (`over` emits that test). `then` (the step's program)
+  // follows on each path: on the usual one it sees the record's values (e.g.
+  // a denominator of 1, or of `full`, the most elements it folds, when all are
+  // present).
+  template <class Over, class Slow, class Then>
+  void finish(const ChainStep& s, Value* n, Value* sum, Over&& over, Value* lo, Value* hi, int64_t full, Value* in,
+              Value* inNull, Slow&& slowPath, Then&& then) {
     const ir::Type t = s.in.elems[0].type;
     auto *none = block("fold.null"), *some = block("fold.some"), *slow = block("fold.slow"), *fast = block("fold.fast"),
          *end = block("fold.end");
@@ -165,7 +194,7 @@ struct ChainLowering {
     B.CreateBr(end);
     B.SetInsertPoint(some);
     B.CreateStore(B.getInt8(0), inNull);
-    B.CreateCondBr(B.CreateICmpSGT(sumAbs, B.getInt64(uint64_t(exactBound(t)))), slow, fast);
+    B.CreateCondBr(over(), slow, fast);
     B.SetInsertPoint(slow);
     slowPath();
     then();
@@ -175,7 +204,20 @@ struct ChainLowering {
     if (t == ir::Type::RATIONAL) {
       Value *num = B.CreateTrunc(r, B.getInt32Ty()), *den = B.getInt32(1);
       if (s.fold == ir::Op::STREAM_AVG && truncatesOnly(s)) {
-        den = B.CreateTrunc(n, B.getInt32Ty());   // sum / present as it is: only its value is read
+        // sum / present as it is: only its value is read. A full window's
+        // count is a constant: its division becomes a multiplication.
+        auto *whole = block("fold.whole"), *part = block("fold.part");
+        B.CreateCondBr(B.CreateICmpEQ(n, B.getInt64(uint64_t(full))), whole, part);
+        for (llvm::BasicBlock* at : {whole, part}) {
+          B.SetInsertPoint(at);
+          Value* d = at == whole ? B.getInt32(uint32_t(full)) : B.CreateTrunc(n, B.getInt32Ty());
+          B.CreateAlignedStore(num, in, llvm::MaybeAlign(1));
+          B.CreateAlignedStore(d, B.CreateConstGEP1_32(B.getInt8Ty(), in, 4), llvm::MaybeAlign(1));
+          then();
+          B.CreateBr(end);
+        }
+        B.SetInsertPoint(end);
+        return;
       } else if (s.fold == ir::Op::STREAM_AVG) {  // sum / present, reduced as the engine's fold reduces
         auto mean = M.getOrInsertFunction("rdb_rat_mean", llvm::FunctionType::get(i64, {i64, i64}, false));
         Value* q = B.CreateCall(mean, {r, n});
@@ -449,8 +491,12 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
         B.CreateStore(sum, acc[m][0]);
         B.CreateStore(sumAbs, acc[m][1]);
         B.CreateStore(present, acc[m][2]);
+        // The window before it (SlideNulls) holds the most elements it folds.
+        const int64_t full = int64_t(steps[m - 1].out.elems.size());
         L.finish(
-            s, present, sum, sumAbs, sum, sum, foldIn[m], foldNull[m],
+            s, present, sum,
+            [&] { return B.CreateICmpSGT(sumAbs, B.getInt64(uint64_t(exactBound(s.in.elems[0].type)))); }, sum, sum,
+            full, foldIn[m], foldNull[m],
             [&] {
               auto* ty = llvm::FunctionType::get(B.getVoidTy(), {ptr, B.getInt32Ty(), i64, ptr}, false);
               B.CreateCall(ty, slowSlide, {ctx, B.getInt32(uint32_t(m)), i, foldIn[m]});
