@@ -323,12 +323,21 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   Value *args = fn->getArg(0), *count = fn->getArg(1);
   auto* entry = llvm::BasicBlock::Create(C, "entry", fn);
   B.SetInsertPoint(entry);
-  // ChainArgs: twelve pointers, in the order of its fields.
+  // ChainArgs: twelve pointers and a flag, in the order of its fields.
   auto field = [&](uint64_t f) { return B.CreateLoad(ptr, B.CreateConstGEP1_64(ptr, args, f)); };
   Value *ext = field(0), *extNull = field(1), *outs = field(2), *outNulls = field(3), *rounded = field(4);
   Value *threadRounded = field(5), *slowFold = field(6), *last = field(7), *state = field(8), *ctx = field(9);
   Value *slowSlide = field(10), *strided = field(11);
+  Value* clean = B.CreateICmpNE(B.CreateLoad(i64, B.CreateConstGEP1_64(ptr, args, 12)), B.getInt64(0));
   ChainLowering L(M, B, fn);
+  // A clean run reads the externals' flags from zeros the optimiser can see:
+  // as many as any record of the chain has elements.
+  size_t widest = 1;
+  for (const ChainStep& s : steps)
+    widest = std::max({widest, s.in.elems.size(), s.out.elems.size(), size_t(s.foldElems)});
+  auto* zeroType = llvm::ArrayType::get(B.getInt8Ty(), widest);
+  auto* noNulls = new llvm::GlobalVariable(M, zeroType, true, llvm::GlobalValue::PrivateLinkage,
+                                           llvm::ConstantAggregateZero::get(zeroType), name + ".no_nulls");
   const size_t n = steps.size();
   Objects objects;
   // The thread's rounding counter changes only inside helpers' calls: an
@@ -391,18 +400,34 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   }
   auto* idx = L.slot(i64, 1, "i");
   auto* seen = L.slot(i64, 1, "seen");  // the thread's roundings after the last step
-  B.CreateStore(B.getInt64(0), idx);
   B.CreateStore(L.load64(threadRounded), seen);
-  auto *head = L.block("record"), *body = L.block("record.body"), *exit = L.block("done");
-  B.CreateBr(head);
-  B.SetInsertPoint(head);
-  Value* i = L.load64(idx);
-  B.CreateCondBr(B.CreateICmpSLT(i, count), body, exit);
-  B.SetInsertPoint(body);
-  // Record i of each step, written in place in its ring (the standalone
-  // step's code writes there too); the next step reads it there.
-  std::vector<Value*> rec(n), nulls(n);
-  try {
+  auto* exit = L.block("done");
+  // The loop over the run's records, emitted twice: for a clean run (no
+  // external flag set, windows without NULLs: the caller checked) its flags
+  // are constants, so the optimiser drops the NULL work a record; otherwise
+  // the general one.
+  auto *cleanLoop = L.block("clean"), *generalLoop = L.block("general");
+  B.CreateCondBr(clean, cleanLoop, generalLoop);
+  auto loop = [&](bool isClean) {
+    B.SetInsertPoint(isClean ? cleanLoop : generalLoop);
+    B.CreateStore(B.getInt64(0), idx);
+    if (isClean)  // what the caller checked, as constants
+      for (size_t m = 0; m < n; ++m) {
+        const ChainStep& s = steps[m];
+        if (s.kind == Kind::Window)
+          B.CreateStore(llvm::Constant::getNullValue(windowNulls[m]->getAllocatedType()), windowNulls[m]);
+        if (s.kind == Kind::SlideNulls) B.CreateStore(B.getInt64(0), acc[m][0]);
+        if (s.kind == Kind::Slide) B.CreateStore(B.getInt64(steps[m - 1].out.elems.size()), acc[m][2]);
+      }
+    auto *head = L.block("record"), *body = L.block("record.body");
+    B.CreateBr(head);
+    B.SetInsertPoint(head);
+    Value* i = L.load64(idx);
+    B.CreateCondBr(B.CreateICmpSLT(i, count), body, exit);
+    B.SetInsertPoint(body);
+    // Record i of each step, written in place in its ring (the standalone
+    // step's code writes there too); the next step reads it there.
+    std::vector<Value*> rec(n), nulls(n);
     for (size_t m = 0; m < n; ++m) {
       const ChainStep& s = steps[m];
       const uint64_t rs = uint64_t(s.out.recordSize), ne = s.out.elems.size();
@@ -426,10 +451,14 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
           const int from = externalMembers[size_t(s.from[k])];
           fr.opData.push_back(
               B.CreateSelect(inRing[size_t(s.from[k])], d, B.CreateLoad(ptr, B.CreateGEP(ptr, ext, at))));
-          fr.opNull.push_back(
-              B.CreateSelect(inRing[size_t(s.from[k])], nl, B.CreateLoad(ptr, B.CreateGEP(ptr, extNull, at))));
           objects.add(fr.opData.back(), from < 0 ? -1 : objects.of(outBase[size_t(from)]));
-          objects.add(fr.opNull.back(), from < 0 ? -1 : objects.of(outNullBase[size_t(from)]));
+          if (isClean) {
+            fr.opNull.push_back(B.CreateConstGEP2_64(zeroType, noNulls, 0, 0));
+          } else {
+            fr.opNull.push_back(
+                B.CreateSelect(inRing[size_t(s.from[k])], nl, B.CreateLoad(ptr, B.CreateGEP(ptr, extNull, at))));
+            objects.add(fr.opNull.back(), from < 0 ? -1 : objects.of(outNullBase[size_t(from)]));
+          }
         }
       }
       fr.outData = rec[m];
@@ -520,13 +549,18 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
       B.CreateStore(B.CreateAdd(L.load64(roundings[m]), B.CreateSub(now, L.load64(seen))), roundings[m]);
       B.CreateStore(now, seen);
     }
+    B.CreateStore(B.CreateAdd(i, B.getInt64(1)), idx);
+    B.CreateBr(head);
+  };
+  try {
+    loop(true);
+    loop(false);
   } catch (const Unsupported& e) {
     why = e.what();
     fn->eraseFromParent();
+    noNulls->eraseFromParent();
     return false;
   }
-  B.CreateStore(B.CreateAdd(i, B.getInt64(1)), idx);
-  B.CreateBr(head);
   B.SetInsertPoint(exit);
   // A member not materialised leaves its newest record in its ring (the
   // next run's window starts from it; clients ask for it).

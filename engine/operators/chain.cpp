@@ -108,6 +108,51 @@ void slideSlow(void* ctx, int32_t m, int64_t i, uint8_t* out) {
                     reinterpret_cast<const uint8_t*>(v.data()), nulls.data(), len, out);
 }
 
+bool noneSet(const uint8_t* flags, int64_t n) {
+  uint8_t any = 0;
+  for (int64_t e = 0; e < n; ++e) any |= flags[e];
+  return any == 0;
+}
+
+// Whether a run of k records (its external records and windows' records
+// before it in place) holds no NULL the chain's code would read: every
+// external record's flags clear (an absent record's are set), each window's
+// record before the run without NULLs, each sliding window's NULL count 0 and
+// its fold's present count the window's length. The code's clean loop takes
+// these as constants. (A window's NULL count is 0 exactly when its fold's
+// present count is its length; each is checked, as each is a constant.)
+bool cleanRun(BlockCtx& c, const Chain& ch, int k) {
+  const size_t E = ch.externals.size();
+  for (size_t e = 0; e < E; ++e) {
+    const Chain::External& x = ch.externals[e];
+    const int64_t elems = c.src(*ch.members[size_t(x.member)], size_t(x.operand)).hist.elems;
+    const int64_t* run = ch.strided.data() + 4 * e;
+    if (run[0] != 0) {  // in place: one record (stride 0) or k after each other
+      const auto* flags = reinterpret_cast<const uint8_t*>(intptr_t(run[2]));
+      if (!noneSet(flags, run[3] == 0 ? elems : run[3] * (k - 1) + elems)) return false;
+      continue;
+    }
+    for (int i = 0; i < k; ++i)
+      if (!noneSet(ch.extNull[size_t(i) * E + e], elems)) return false;
+  }
+  for (size_t m = 0; m < ch.members.size(); ++m) {
+    const Stream& s = *ch.members[m];
+    switch (kindOf(s)) {
+      case Kind::Window:
+        if (!noneSet(ch.last[2 * m + 1], int64_t(s.out.elems.size()))) return false;
+        break;
+      case Kind::SlideNulls:
+        if (ch.state[4 * m] != 0) return false;
+        break;
+      case Kind::Slide:
+        if (ch.state[4 * m + 2] != windowLength(*s.fusedWindow)) return false;
+        break;
+      default: break;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams) {
@@ -258,12 +303,19 @@ void chainStep(BlockCtx& c, Chain& ch) {
     if (kindOf(s) == Kind::Slide)
       ch.state[4 * m] = r.sum, ch.state[4 * m + 1] = r.sumAbs, ch.state[4 * m + 2] = r.present;
   }
-  const jit::ChainArgs args{ch.ext.data(),      ch.extNull.data(),
-                            ch.outs.data(),     ch.outNulls.data(),
-                            ch.rounded.data(),  &ir::val::ratRounded(),
-                            &foldIntegerRecord, ch.last.data(),
-                            ch.state.data(),    &ch,
-                            &slideSlow,         ch.strided.data()};
+  jit::ChainArgs args{ch.ext.data(),
+                      ch.extNull.data(),
+                      ch.outs.data(),
+                      ch.outNulls.data(),
+                      ch.rounded.data(),
+                      &ir::val::ratRounded(),
+                      &foldIntegerRecord,
+                      ch.last.data(),
+                      ch.state.data(),
+                      &ch,
+                      &slideSlow,
+                      ch.strided.data(),
+                      0};
   auto room = [&] {
     int64_t r = kRun;
     for (auto* m : ch.members) r = std::min(r, m->hist.contiguous());
@@ -383,6 +435,7 @@ void chainStep(BlockCtx& c, Chain& ch) {
       if (kindOf(s) == Kind::Window) s.hist.get(ns[0] - ch.shift[m] - 1, ch.last[2 * m], ch.last[2 * m + 1]);
     }
     ch.runNs = ns;
+    args.clean = cleanRun(c, ch, k);
     ch.native(&args, k);
     for (size_t m = 0; m < M; ++m) {
       Stream& s = *ch.members[m];
