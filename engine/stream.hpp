@@ -60,6 +60,10 @@ struct Chain {
   // roundings, windows' records before the run, sliding folds' accumulators.
   std::vector<const uint8_t*> ext, extNull, last;
   std::vector<int64_t> strided;  // by external: its run in place in its ring (jit::ChainArgs)
+  // By external, over the block: its producer's visible counts never fall
+  // (kVisRising), and grow by one a slot (kVisStep): a run's records are then
+  // all held when its first and last are.
+  std::vector<uint8_t> visShape;
   std::vector<uint8_t*> outs, outNulls;
   std::vector<uint64_t> rounded;
   std::vector<int64_t> state, startCount;

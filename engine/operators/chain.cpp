@@ -155,6 +155,34 @@ bool cleanRun(BlockCtx& c, const Chain& ch, int k) {
 
 }  // namespace
 
+uint8_t visShape(const int64_t* vis, int slots) {
+  uint64_t falls = 0, other = 0;  // a negative difference's sign bit; any difference but 1 (vectorised)
+  for (int j = 1; j < slots; ++j) {
+    const int64_t d = vis[j] - vis[j - 1];
+    falls |= uint64_t(d);
+    other |= uint64_t(d ^ 1);
+  }
+  return uint8_t((falls >> 63 ? 0 : kVisRising) | (other ? 0 : kVisStep));
+}
+
+bool heldThroughout(const int64_t* vis, const int* js, int k, int64_t at0, int64_t step, int64_t window,
+                    uint8_t shape) {
+  if (at0 < 0) return false;
+  // Counts that never fall: one record is held throughout when it is at the
+  // first slot and still in the window at the last. Counts that grow by one
+  // a slot, read at consecutive slots: record i stays as far from the newest
+  // as record 0 is.
+  if (step == 0 && (shape & kVisRising)) return at0 < vis[js[0]] && at0 >= vis[js[k - 1]] - window;
+  if (step == 1 && (shape & kVisStep) && js[k - 1] - js[0] == k - 1)
+    return at0 < vis[js[0]] && at0 >= vis[js[0]] - window;
+  bool held = true;
+  for (int i = 0; i < k; ++i) {
+    const int64_t at = at0 + i * step, v = vis[js[i]];
+    held &= at < v && at >= v - window;
+  }
+  return held;
+}
+
 std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams) {
   // Readers of each stream (distinct streams).
   std::vector<std::vector<Stream*>> readers(streams.size());
@@ -281,6 +309,10 @@ void chainStep(BlockCtx& c, Chain& ch) {
   ch.ext.resize(size_t(kRun) * std::max<size_t>(E, 1));
   ch.extNull.resize(ch.ext.size());
   ch.strided.assign(4 * std::max<size_t>(E, 1), 0);
+  ch.visShape.assign(E, 0);
+  for (size_t e = 0; e < E; ++e)  // final: the producers outside the chain ran before it
+    if (const Chain::External& x = ch.externals[e]; !x.raw)
+      ch.visShape[e] = visShape(c.src(*ch.members[size_t(x.member)], size_t(x.operand)).vis.data(), b.slots);
   ch.outs.resize(M);
   ch.outNulls.resize(M);
   ch.rounded.assign(M, 0);
@@ -400,11 +432,7 @@ void chainStep(BlockCtx& c, Chain& ch) {
         const int64_t step = unit ? 1 : 0;
         if (unit || floorMul(ns[k - 1] - shift, r) == idx) {
           const int64_t at0 = idx - base;
-          bool held = at0 >= 0;
-          for (int i = 0; i < k; ++i) {
-            const int64_t at = at0 + i * step, v = vis[js[i]];
-            held &= at < v && at >= v - window;
-          }
+          const bool held = heldThroughout(vis, js, k, at0, step, window, ch.visShape[e]);
           if (held && inPlace(at0, step)) continue;
         }
       }

@@ -54,6 +54,15 @@ void dissolve(Chain& chain);
 void fusedWindowIndex(Stream& window, const Stream& producer, const int64_t* ns, const int* js, const uint8_t* flags,
                       int k);
 
+// A producer's visible counts over a block (Stream::vis): kVisRising when
+// they never fall, kVisStep when each is one more than the one before.
+enum : uint8_t { kVisRising = 1, kVisStep = 2 };
+uint8_t visShape(const int64_t* vis, int slots);
+// Whether record at0 + i*step (step 0 or 1) is held at slot js[i] (below the
+// count visible there, within `window` of it) for each i < k, js rising;
+// `shape` (visShape of vis) lets it answer from the first and last slots.
+bool heldThroughout(const int64_t* vis, const int* js, int k, int64_t at0, int64_t step, int64_t window, uint8_t shape);
+
 // Whether the input form may be the operands' records in place: every
 // operand lies unchanged in the input record and the input has nothing else.
 bool pointersFit(const Stream& s, const Streams& streams);

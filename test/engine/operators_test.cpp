@@ -2,6 +2,9 @@
 // examples of each operator, run by the real engine, read back from disk.
 #include <catch2/catch.hpp>
 
+#include <random>
+
+#include "engine/operators/operators.hpp"
 #include "ir/ir.hpp"
 #include "run_support.hpp"
 
@@ -528,4 +531,41 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
   CHECK(reference["ls"].size() > 250 * 8);
   CHECK(referenceRounded.find("rounded: r ") != std::string::npos);   // the fold beyond INTEGER range rounded
   CHECK(referenceRounded.find("rounded: ga ") != std::string::npos);  // so did the sliding average
+}
+
+// A chain checks a run's outside records held from the first and last slots
+// when the producer's visible counts allow (never falling; one more a slot):
+// on any counts and slots it must answer what checking every slot answers.
+TEST_CASE("a run's records are held throughout exactly when each slot holds its record", "[chain][property]") {
+  std::mt19937_64 rng(24);
+  auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+  int shortcuts = 0;
+  for (int round = 0; round < 20000; ++round) {
+    const int slots = int(pick(1, 12));
+    std::vector<int64_t> vis(static_cast<size_t>(slots), 0);
+    const int64_t form = pick(0, 3);  // one more a slot, rising by 0..2, anything, rising then one fall
+    int64_t v = pick(0, 6);
+    for (int j = 0; j < slots; ++j) {
+      vis[size_t(j)] = v;
+      v += form == 0 ? 1 : form == 1 ? pick(0, 2) : form == 2 ? pick(-2, 2) : (j == slots / 2 ? -1 : 1);
+    }
+    std::vector<int> js;  // rising slots: all of them from some slot on, or some
+    const bool consecutive = pick(0, 1) == 1;
+    for (int j = int(pick(0, slots - 1)); j < slots; ++j)
+      if (consecutive || pick(0, 1)) js.push_back(j);
+    if (js.empty()) continue;
+    const int k = int(js.size());
+    const int64_t step = pick(0, 1), window = pick(1, 6), at0 = pick(-1, 10);
+    const uint8_t shape = engine::ops::visShape(vis.data(), slots);
+    bool each = at0 >= 0;
+    for (int i = 0; i < k; ++i) {
+      const int64_t at = at0 + i * step, seen = vis[size_t(js[size_t(i)])];
+      each = each && at < seen && at >= seen - window;
+    }
+    INFO("round " << round);
+    CHECK(engine::ops::heldThroughout(vis.data(), js.data(), k, at0, step, window, shape) == each);
+    shortcuts += (step == 0 && (shape & engine::ops::kVisRising)) ||
+                 (step == 1 && (shape & engine::ops::kVisStep) && js.back() - js.front() == k - 1);
+  }
+  CHECK(shortcuts > 5000);  // the shortcuts were taken, not only the loop
 }
