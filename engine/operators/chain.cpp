@@ -191,17 +191,18 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
       auto& r = readers[size_t(src)];
       if (r.empty() || r.back() != s) r.push_back(s);
     }
-  auto link = [&](Stream* p) -> Stream* {
-    const auto& r = readers[size_t(p->index)];
-    if (r.size() != 1 || !chainable(*p, streams) || !chainable(*r[0], streams)) return nullptr;
-    Stream* n = r[0];
-    if (n->tick != p->tick || n->q->tail < p->q->tail) return nullptr;
+  // Whether r may read p as the chain's next member (p's readers aside).
+  auto linkable = [&](Stream* p, Stream* n) {
+    if (!chainable(*p, streams) || !chainable(*n, streams)) return false;
+    if (n->tick != p->tick || n->q->tail < p->q->tail) return false;
     // A reader with a larger tail reads p's records from its ring, some
     // records back: a map or a fold can, a window needs p's newest.
     const Kind kn = kindOf(*n);
-    if (n->q->tail > p->q->tail && ((kn != Kind::Map && kn != Kind::Fold) || kindOf(*p) == Kind::SlideNulls))
-      return nullptr;
-    return n;
+    return n->q->tail == p->q->tail || ((kn == Kind::Map || kn == Kind::Fold) && kindOf(*p) != Kind::SlideNulls);
+  };
+  auto link = [&](Stream* p) -> Stream* {
+    const auto& r = readers[size_t(p->index)];
+    return r.size() == 1 && linkable(p, r[0]) ? r[0] : nullptr;
   };
   // A stream joins one chain: of two producers linked to it, the first in plan order.
   std::vector<Stream*> linkedFrom(streams.size(), nullptr);
@@ -219,6 +220,35 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
     if (inner[size_t(s->index)] || !next(s)) continue;
     auto c = std::make_shared<Chain>();
     for (Stream* m = s; m; m = next(m)) c->members.push_back(m);
+    chains.push_back(std::move(c));
+  }
+  // A stream read by several may head the chain of one reader when the
+  // others run after that chain (a chain runs at its last member's turn,
+  // each pipeline in plan order): they read its ring, as written. The
+  // detector's mlii heads mlii_win's chain; v1's chain reads it later.
+  std::vector<size_t> order(streams.size(), 0), chainOf(streams.size(), SIZE_MAX);
+  for (size_t k = 0; k < computed.size(); ++k) order[size_t(computed[k]->index)] = k;
+  for (size_t c = 0; c < chains.size(); ++c)
+    for (auto* m : chains[c]->members) chainOf[size_t(m->index)] = c;
+  auto runsAt = [&](const Stream* x) {
+    const size_t c = chainOf[size_t(x->index)];
+    return order[size_t((c == SIZE_MAX ? x : chains[c]->members.back())->index)];
+  };
+  for (auto* p : computed) {
+    const auto& r = readers[size_t(p->index)];
+    if (chainOf[size_t(p->index)] != SIZE_MAX || r.size() < 2) continue;
+    for (Stream* head : r) {
+      const size_t c = chainOf[size_t(head->index)];
+      if (c == SIZE_MAX || chains[c]->members[0] != head || !linkable(p, head)) continue;
+      const size_t end = runsAt(head);
+      if (!std::all_of(r.begin(), r.end(), [&](const Stream* q) { return q == head || runsAt(q) > end; })) continue;
+      chains[c]->members.insert(chains[c]->members.begin(), p);
+      chainOf[size_t(p->index)] = c;
+      break;
+    }
+  }
+  for (auto& c : chains) {
+    Stream* s = c->members[0];
     for (size_t m = 0; m < c->members.size(); ++m) {
       Stream& st = *c->members[m];
       c->shift.push_back(st.q->tail - s->q->tail);
@@ -233,14 +263,15 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
     }
     for (size_t m = 0; m < c->members.size(); ++m) {
       const Stream& st = *c->members[m];
-      bool materialised = m + 1 == c->members.size() || st.files.store || st.sink || kindOf(st) == Kind::SlideNulls;
+      // Its ring is read: by a reader outside (the head's others), or by the last member's readers.
+      bool materialised = m + 1 == c->members.size() || readers[size_t(st.index)].size() > 1 || st.files.store ||
+                          st.sink || kindOf(st) == Kind::SlideNulls;
       if (!materialised) {  // its reader must read only its newest record
         const Kind next = kindOf(*c->members[m + 1]);
         materialised = (next != Kind::Map && next != Kind::Fold) || c->shift[m + 1] != c->shift[m];
       }
       c->materialised.push_back(materialised);
     }
-    chains.push_back(std::move(c));
   }
   return chains;
 }
