@@ -152,7 +152,10 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
       // The tier-up of a plan that started on quick code (not a start on optimised code).
       const bool optimisedPlan = job.unit == "plan" && job.tier == jit::Tier::Optimised && opt.jitTier == 0;
       const char* from = cached ? " (code from the cache)" : "";
-      if (optimisedPlan)  // a chain's members are compiled inside it
+      if (optimisedPlan && programs == 0)  // every stream it recompiles is in a chain
+        fprintf(stdout, "JIT: %d chains recompiled optimised in %.1f ms, off the slot thread%s\n", chainsRun, job.ms,
+                from);
+      else if (optimisedPlan)  // a chain's members are compiled inside it
         fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread%s\n", native,
                 programs, job.ms, from);
       else fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms%s\n", native, programs, job.ms, from);
