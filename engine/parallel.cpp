@@ -68,7 +68,7 @@ void Engine::Impl::buildGraph() {
 void Engine::Impl::runStream(Stream& s) {
   if (s.removed) return;
   BlockCtx ctx{block, streams};
-  if (s.chain && s.chain->native) {  // the last member runs the chain; the others wait for it
+  if (s.chain && ops::chainRuns(*s.chain)) {  // the last member runs the chain; the others wait for it
     if (s.chain->members.back() == &s) ops::chainStep(ctx, *s.chain);
     return;
   }

@@ -56,6 +56,10 @@ struct Chain {
   // By member: whether its records are written to its ring (see jit::ChainStep).
   std::vector<char> materialised;
   jit::ChainFn native = nullptr;
+  // Readers of the first member, earlier in plan order, that run after this
+  // chain because their own chain ends later: it runs as one only while
+  // theirs do (ops::chainRuns).
+  std::vector<Stream*> laterAsChain;
   // Scratch of a run: external record pointers, the members' output runs,
   // roundings, windows' records before the run, sliding folds' accumulators.
   std::vector<const uint8_t*> ext, extNull, last;

@@ -403,8 +403,8 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   B.CreateStore(L.load64(threadRounded), seen);
   auto* exit = L.block("done");
   // The loop over the run's records, emitted twice: for a clean run (no
-  // external flag set, windows without NULLs: the caller checked) its flags
-  // are constants, so the optimiser drops the NULL work a record; otherwise
+  // flag set in the records of streams outside the chain, windows without
+  // NULLs: the caller checked) those flags are constants, so the optimiser drops the NULL work a record; otherwise
   // the general one.
   auto *cleanLoop = L.block("clean"), *generalLoop = L.block("general");
   B.CreateCondBr(clean, cleanLoop, generalLoop);
@@ -452,7 +452,9 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
           fr.opData.push_back(
               B.CreateSelect(inRing[size_t(s.from[k])], d, B.CreateLoad(ptr, B.CreateGEP(ptr, ext, at))));
           objects.add(fr.opData.back(), from < 0 ? -1 : objects.of(outBase[size_t(from)]));
-          if (isClean) {
+          // A member's ring read some records back may get those records
+          // during the run: its flags are read, clean or not.
+          if (isClean && from < 0) {
             fr.opNull.push_back(B.CreateConstGEP2_64(zeroType, noNulls, 0, 0));
           } else {
             fr.opNull.push_back(

@@ -52,7 +52,8 @@ struct ChainArgs {
   void* ctx;
   SlideFn slowSlide;
   const int64_t* strided;
-  // 1: no external record of the run has a NULL element, each Window step's
+  // 1: no external record of the run from outside the chain (a member's ring
+  // read some records back is read as it is) has a NULL element, each Window step's
   // record before the run has none, each SlideNulls step's count is 0 and
   // each Slide step's present count its window's length.
   int64_t clean;

@@ -116,7 +116,9 @@ bool noneSet(const uint8_t* flags, int64_t n) {
 
 // Whether a run of k records (its external records and windows' records
 // before it in place) holds no NULL the chain's code would read: every
-// external record's flags clear (an absent record's are set), each window's
+// record of a stream outside the chain with its flags clear (an absent
+// record's are set; a member's records some records back may be written
+// during the run, and the code reads their flags as they are), each window's
 // record before the run without NULLs, each sliding window's NULL count 0 and
 // its fold's present count the window's length. The code's clean loop takes
 // these as constants. (A window's NULL count is 0 exactly when its fold's
@@ -125,7 +127,9 @@ bool cleanRun(BlockCtx& c, const Chain& ch, int k) {
   const size_t E = ch.externals.size();
   for (size_t e = 0; e < E; ++e) {
     const Chain::External& x = ch.externals[e];
-    const int64_t elems = c.src(*ch.members[size_t(x.member)], size_t(x.operand)).hist.elems;
+    const Stream& p = c.src(*ch.members[size_t(x.member)], size_t(x.operand));
+    if (p.chain.get() == &ch) continue;
+    const int64_t elems = p.hist.elems;
     const int64_t* run = ch.strided.data() + 4 * e;
     if (run[0] != 0) {  // in place: one record (stride 0) or k after each other
       const auto* flags = reinterpret_cast<const uint8_t*>(intptr_t(run[2]));
@@ -222,10 +226,13 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
     for (Stream* m = s; m; m = next(m)) c->members.push_back(m);
     chains.push_back(std::move(c));
   }
-  // A stream read by several may head the chain of one reader when the
-  // others run after that chain (a chain runs at its last member's turn,
-  // each pipeline in plan order): they read its ring, as written. The
-  // detector's mlii heads mlii_win's chain; v1's chain reads it later.
+  // A stream read by several may head the chain of one reader when every
+  // other reader runs after that chain (each pipeline runs in plan order, a
+  // chain at its last member's turn): they read its ring as the chain wrote
+  // it. A reader that comes earlier in plan order but in a chain that ends
+  // later holds only while that chain runs as one: this chain runs as one
+  // only then (chainRuns). The detector's mlii heads mlii_win's chain; v1's
+  // chain reads it later.
   std::vector<size_t> order(streams.size(), 0), chainOf(streams.size(), SIZE_MAX);
   for (size_t k = 0; k < computed.size(); ++k) order[size_t(computed[k]->index)] = k;
   for (size_t c = 0; c < chains.size(); ++c)
@@ -242,6 +249,8 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
       if (c == SIZE_MAX || chains[c]->members[0] != head || !linkable(p, head)) continue;
       const size_t end = runsAt(head);
       if (!std::all_of(r.begin(), r.end(), [&](const Stream* q) { return q == head || runsAt(q) > end; })) continue;
+      for (Stream* q : r)
+        if (q != head && order[size_t(q->index)] < end) chains[c]->laterAsChain.push_back(q);
       chains[c]->members.insert(chains[c]->members.begin(), p);
       chainOf[size_t(p->index)] = c;
       break;
@@ -304,6 +313,13 @@ std::vector<jit::ChainStep> chainSteps(const Chain& c, const Streams& streams) {
     steps.push_back(std::move(st));
   }
   return steps;
+}
+
+bool chainRuns(const Chain& c) {
+  if (!c.native) return false;
+  for (const Stream* q : c.laterAsChain)  // their chains end later: no cycle
+    if (!q->chain || !chainRuns(*q->chain)) return false;
+  return true;
 }
 
 void dissolve(Chain& c) {

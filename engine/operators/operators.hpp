@@ -46,6 +46,10 @@ std::vector<jit::ChainStep> chainSteps(const Chain& chain, const Streams& stream
 // The last member's turn: the chain over the block (each member's own step
 // when the code is not there or the block starts before a member's origin).
 void chainStep(BlockCtx& c, Chain& chain);
+// Whether the chain runs as one this block: its code is there, and each
+// reader of its first member that runs after it only as part of its own
+// chain still does (else every member takes its own step, in plan order).
+bool chainRuns(const Chain& chain);
 // Its members go back to their own steps for good (a fused window in it is
 // materialised again).
 void dissolve(Chain& chain);

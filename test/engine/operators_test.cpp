@@ -487,11 +487,19 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
       "SELECT s[0] + 5 STREAM gd FROM s\n"
       "SELECT gd[0] * 2 STREAM gq FROM gd\n"
       "SELECT gd[0] - 1 STREAM gx FROM gd\n"
-      "SELECT gx[0] * 3 STREAM gy FROM gx\n";
-  const std::vector<std::string> files = {"q",  "r",  "t",  "a",  "a2", "mn", "m2", "p2", "p3", "e",  "ew",
-                                          "ed", "g",  "ga", "gb", "h",  "hs", "sa", "sb", "gw", "hw", "sw",
-                                          "ui", "fi", "mx", "bw", "bx", "bz", "v1", "vw", "vm", "vs", "ls",
-                                          "zw", "za", "hd", "hx", "hy", "hq", "gd", "gq", "gx", "gy"};
+      "SELECT gx[0] * 3 STREAM gy FROM gx\n"
+      // One NULL a member makes (record 240), past its ring's first wrap:
+      // it leaves a sliding window, and a reader 3 records back copies it,
+      // within the run that wrote it.
+      "SELECT 7 / (s[0] - 200) STREAM n1 FROM s\n"
+      "SELECT * STREAM n1w FROM n1@(1,4) VOLATILE\n"
+      "SELECT n1w[0] STREAM n1a FROM n1w.avg\n"
+      "SELECT 7 / (s[0] - 200) + 1 STREAM n2 FROM s VOLATILE\n"
+      "SELECT * STREAM n2k FROM n2 + k\n";
+  const std::vector<std::string> files = {"q",  "r",  "t",  "a",  "a2", "mn", "m2", "p2",  "p3",  "e",  "ew", "ed",
+                                          "g",  "ga", "gb", "h",  "hs", "sa", "sb", "gw",  "hw",  "sw", "ui", "fi",
+                                          "mx", "bw", "bx", "bz", "v1", "vw", "vm", "vs",  "ls",  "zw", "za", "hd",
+                                          "hx", "hy", "hq", "gd", "gq", "gx", "gy", "n1w", "n1a", "n2", "n2k"};
   std::map<std::string, std::string> reference;
   std::string referenceRounded;
   // Chains run on optimised code (a run this short never tiers up from quick code).
@@ -527,7 +535,9 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
     CHECK((out.find("chain: hx -> hy compiled as one loop") != std::string::npos) == (chained && !hAfter));
     CHECK((out.find("chain: gd -> gx -> gy compiled as one loop") != std::string::npos) == (chained && gAfter));
     CHECK((out.find("chain: gx -> gy compiled as one loop") != std::string::npos) == (chained && !gAfter));
-    CHECK((out.find("JIT: 16 chains run as one loop each") != std::string::npos) == optimised);
+    CHECK((out.find("chain: n1 -> n1w -> n1a compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("chain: n2 -> n2k compiled as one loop") != std::string::npos) == chained);
+    CHECK((out.find("JIT: 18 chains run as one loop each") != std::string::npos) == optimised);
     std::string rounded;
     for (size_t at = out.find("rounded: "); at != std::string::npos; at = out.find("rounded: ", at + 1))
       rounded += out.substr(at, out.find('\n', at) - at) + "\n";

@@ -987,13 +987,13 @@ TEST_CASE("live engine: an import reading a fused window far back waits for its 
 namespace {
 // Starts an offline engine on `plan` and waits until its chains run as one
 // loop (the optimised tier came); -v's log (engine.out) is returned.
-std::string startChained(LiveEngine& e, const std::string& plan) {
+std::string startChained(LiveEngine& e, const std::string& plan, int chains = 1) {
   e.write("q.rql", plan);
   REQUIRE(e.start("-v -f"));
   for (int i = 0; i < 400 && slurp(e.dir / "engine.out").find("chains run as one loop") == std::string::npos; ++i)
     std::this_thread::sleep_for(25ms);
   const std::string out = slurp(e.dir / "engine.out");
-  REQUIRE(out.find("JIT: 1 chains run as one loop each") != std::string::npos);
+  REQUIRE(out.find("JIT: " + std::to_string(chains) + " chains run as one loop each") != std::string::npos);
   return out;
 }
 
@@ -1050,6 +1050,28 @@ TEST_CASE("live engine: an import reading two chain members that are not materia
   CHECK(out.find("chain: a -> b -> z compiled as one loop (a, b not materialised)") != std::string::npos);
   REQUIRE(e.xqry("-a \"SELECT q[1] - q[4] STREAM q FROM a+b@(1,4)\"").rc == 0);
   CHECK(offStep(e, "q", 9, false) == 0);  // b(n) - b(n-3)
+}
+
+// p heads the chain p -> h -> h2 though its other reader q comes earlier in
+// plan order, because q's chain (q -> q2) runs after it. An import that
+// reads q (not materialised) dissolves q's chain: q then takes its own step
+// before p's chain, so p's chain must stop running as one (its members take
+// their own steps in plan order) or q reads p's records before they exist.
+TEST_CASE("live engine: a chain whose first member's reader leaves its later chain runs stream by stream",
+          "[ipc][live][chain]") {
+  LiveEngine e("", false);
+  const std::string out = startChained(e,
+                                       "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+                                       "SELECT c[0] * 3 STREAM p FROM c\n"
+                                       "SELECT p[0] + 1 STREAM q FROM p VOLATILE\n"
+                                       "SELECT p[0] - 1 STREAM h FROM p\n"
+                                       "SELECT h[0] * 2 STREAM h2 FROM h\n"
+                                       "SELECT q[0] + 5 STREAM q2 FROM q\n",
+                                       2);
+  CHECK(out.find("chain: p -> h -> h2 compiled as one loop") != std::string::npos);
+  CHECK(out.find("chain: q -> q2 compiled as one loop (q not materialised)") != std::string::npos);
+  REQUIRE(e.xqry("-a \"SELECT d[0] - d[3] STREAM d FROM q@(1,4)\"").rc == 0);
+  CHECK(offStep(e, "q2", 3, true) == 0);  // q2 = 3c + 6, record by record
 }
 
 // A new plan that keeps a chain's first member and drops its last: the kept
