@@ -267,18 +267,27 @@ int64_t Engine::Impl::growRings(const ir::Plan& cand) {
 // records from heldFrom on. A new stream that reads it dissolves its chain
 // (if still there: its members write their records again from the next
 // block) and waits until it has written as many as the new streams read back.
+// So does one that reads a member its chain would keep in registers, before
+// the chain first ran (its code not there yet): it would from then on.
 int64_t Engine::Impl::materialiseRead(const std::vector<const ir::Query*>& fresh, const ir::Plan& cand) {
   int64_t delay = 0;
   std::vector<std::shared_ptr<Chain>> dissolving;
   for (auto& s : streams) {
-    if (s->removed || s->heldFrom == INT64_MIN) continue;
+    if (s->removed) continue;
+    bool inRegisters = false;  // a member its chain does not materialise
+    if (s->chain)
+      for (size_t m = 0; m < s->chain->members.size(); ++m)
+        inRegisters = inRegisters || (s->chain->members[m] == s.get() && !s->chain->materialised[m]);
+    if (s->heldFrom == INT64_MIN && !inRegisters) continue;
     bool read = false;
     for (auto* q : fresh)
       for (auto& d : q->dependencies()) read = read || d == s->q->id;
     if (!read) continue;
-    const int64_t back = cand.maxCapacity.count(s->q->id) ? cand.maxCapacity.at(s->q->id) : 1;
-    const int64_t valid = s->hist.newest() - s->heldFrom + 1;
-    if (back > valid) delay = std::max(delay, (back - valid) * s->tick);
+    if (s->heldFrom != INT64_MIN) {
+      const int64_t back = cand.maxCapacity.count(s->q->id) ? cand.maxCapacity.at(s->q->id) : 1;
+      const int64_t valid = s->hist.newest() - s->heldFrom + 1;
+      if (back > valid) delay = std::max(delay, (back - valid) * s->tick);
+    }
     if (s->chain) dissolving.push_back(s->chain);
   }
   for (auto& c : dissolving) ops::dissolve(*c);  // a chain listed twice: the second time changes nothing

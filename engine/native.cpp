@@ -159,7 +159,11 @@ void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
         fprintf(stdout, "JIT: %d of %d streams recompiled optimised in %.1f ms, off the slot thread%s\n", native,
                 programs, job.ms, from);
       else fprintf(stdout, "JIT: %d of %d streams compiled in %.1f ms%s\n", native, programs, job.ms, from);
-      if (chainsRun) fprintf(stdout, "JIT: %d chains run as one loop each\n", chainsRun);
+      if (chainsRun) {  // compiled, and not held back by a reader's chain that has no code
+        int running = 0;
+        for (auto& c : chains) running += ops::chainRuns(*c);
+        fprintf(stdout, "JIT: %d chains run as one loop each\n", running);
+      }
       fflush(stdout);  // a live engine's log is read while it runs
     }
     if (!used && job.unit != "plan" && unitsGone.insert(job.unit).second) {

@@ -56,10 +56,11 @@ struct Chain {
   // By member: whether its records are written to its ring (see jit::ChainStep).
   std::vector<char> materialised;
   jit::ChainFn native = nullptr;
-  // Readers of the first member, earlier in plan order, that run after this
-  // chain because their own chain ends later: it runs as one only while
-  // theirs do (ops::chainRuns).
-  std::vector<Stream*> laterAsChain;
+  // The chains of readers of the first member that come earlier in plan
+  // order but run after this chain because their chain ends later: it runs
+  // as one only while they do (ops::chainRuns). Held, not their streams: a
+  // new plan may drop those (their chain is dissolved, and stays so).
+  std::vector<std::shared_ptr<Chain>> laterChains;
   // Scratch of a run: external record pointers, the members' output runs,
   // roundings, windows' records before the run, sliding folds' accumulators.
   std::vector<const uint8_t*> ext, extNull, last;

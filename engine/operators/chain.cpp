@@ -250,7 +250,8 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
       const size_t end = runsAt(head);
       if (!std::all_of(r.begin(), r.end(), [&](const Stream* q) { return q == head || runsAt(q) > end; })) continue;
       for (Stream* q : r)
-        if (q != head && order[size_t(q->index)] < end) chains[c]->laterAsChain.push_back(q);
+        if (q != head && order[size_t(q->index)] < end)
+          chains[c]->laterChains.push_back(chains[chainOf[size_t(q->index)]]);
       chains[c]->members.insert(chains[c]->members.begin(), p);
       chainOf[size_t(p->index)] = c;
       break;
@@ -317,8 +318,8 @@ std::vector<jit::ChainStep> chainSteps(const Chain& c, const Streams& streams) {
 
 bool chainRuns(const Chain& c) {
   if (!c.native) return false;
-  for (const Stream* q : c.laterAsChain)  // their chains end later: no cycle
-    if (!q->chain || !chainRuns(*q->chain)) return false;
+  for (const auto& later : c.laterChains)  // they end later: no cycle
+    if (!chainRuns(*later)) return false;
   return true;
 }
 

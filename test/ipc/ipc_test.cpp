@@ -1037,6 +1037,26 @@ TEST_CASE("live engine: an import reading a chain member that is not materialise
   CHECK(offStep(e, "d", 9, false) == 0);  // a(n) - a(n-3)
 }
 
+// The same import sent at once, before the chain's code comes (the plan
+// starts on quick code, stream by stream): the chain must not start keeping
+// a in registers after it (a's ring holding only each run's last record).
+TEST_CASE("live engine: an import reading a would-be register member before its chain runs keeps its records",
+          "[ipc][live][chain]") {
+  LiveEngine e("", false);
+  e.write("q.rql",
+          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+          "SELECT c[0] * 3 STREAM a FROM c VOLATILE\n"
+          "SELECT a[0] + 1 STREAM b FROM a VOLATILE\n");
+  REQUIRE(e.start("-v -f"));
+  REQUIRE(e.xqry("-a \"SELECT d[0] - d[3] STREAM d FROM a@(1,4)\"").rc == 0);
+  // The optimised code (the chain's) comes later: run on past it.
+  for (int i = 0; i < 400 && slurp(e.dir / "engine.out").find("chains run as one loop") == std::string::npos; ++i)
+    std::this_thread::sleep_for(25ms);
+  CHECK(slurp(e.dir / "engine.out").find("JIT: 0 chains run as one loop each") != std::string::npos);
+  std::this_thread::sleep_for(300ms);
+  CHECK(offStep(e, "d", 9, false) == 0);  // a(n) - a(n-3)
+}
+
 // Two members not materialised read by one import (a, and b through a
 // window of 4): the import waits for what it reads of each.
 TEST_CASE("live engine: an import reading two chain members that are not materialised waits for both",
@@ -1072,6 +1092,30 @@ TEST_CASE("live engine: a chain whose first member's reader leaves its later cha
   CHECK(out.find("chain: q -> q2 compiled as one loop (q not materialised)") != std::string::npos);
   REQUIRE(e.xqry("-a \"SELECT d[0] - d[3] STREAM d FROM q@(1,4)\"").rc == 0);
   CHECK(offStep(e, "q2", 3, true) == 0);  // q2 = 3c + 6, record by record
+}
+
+// The same plan, then a new one that keeps p's chain and drops the later
+// reader and its chain: p's chain must go on (stream by stream) without
+// touching what the new plan dropped.
+TEST_CASE("live engine: --reset dropping a head's later reader keeps the head's chain's streams right",
+          "[ipc][live][chain]") {
+  LiveEngine e("", false);
+  e.write("p2.rql",
+          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+          "SELECT c[0] * 3 STREAM p FROM c\n"
+          "SELECT p[0] - 1 STREAM h FROM p\n"
+          "SELECT h[0] + 2 STREAM h2 FROM h\n");
+  startChained(e,
+               "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+               "SELECT c[0] * 3 STREAM p FROM c\n"
+               "SELECT p[0] + 1 STREAM q FROM p VOLATILE\n"
+               "SELECT p[0] - 1 STREAM h FROM p\n"
+               "SELECT h[0] + 2 STREAM h2 FROM h\n"
+               "SELECT q[0] + 5 STREAM q2 FROM q\n",
+               2);
+  REQUIRE(e.xqry("--reset p2.rql").rc == 0);
+  std::this_thread::sleep_for(200ms);
+  CHECK(offStep(e, "h2", 3, true) == 0);  // h2 = 3c + 1, record by record
 }
 
 // A new plan that keeps a chain's first member and drops its last: the kept
