@@ -325,8 +325,10 @@ bool chainRuns(const Chain& c) {
 
 void dissolve(Chain& c) {
   c.native = nullptr;
+  if (c.members.empty()) return;         // dissolved before
   auto keep = c.members.front()->chain;  // alive until every member let go
   for (auto* m : c.members) m->chain.reset();
+  c.members.clear();  // a new plan may free them; the plan's list of chains and later heads keep this one
 }
 
 void chainStep(BlockCtx& c, Chain& ch) {
