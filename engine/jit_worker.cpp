@@ -13,7 +13,7 @@ void JitWorker::compileJob(jit::Jit& j, Job& job) {
   for (size_t i = 0; i < job.items.size(); ++i) {
     Item& it = job.items[i];
     reqs.push_back({job.unit + "_" + std::to_string(i), &it.prog, &it.in, &it.out, it.block, it.operands,
-                    it.chain.empty() ? nullptr : &it.chain, it.chainExternals});
+                    it.chain.empty() ? nullptr : &it.chain, it.chainExternals, it.chainSettled});
   }
   auto t0 = std::chrono::steady_clock::now();
   auto res = j.compile(job.unit, reqs, job.tier);

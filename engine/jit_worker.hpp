@@ -34,6 +34,7 @@ class JitWorker : public std::enable_shared_from_this<JitWorker> {
     std::vector<int> operands;          // first input element of each operand (block form)
     std::vector<jit::ChainStep> chain;  // set: a chain whose last member is `serial`
     std::vector<int> chainExternals;    // jit::Request::chainExternals
+    std::vector<char> chainSettled;     // jit::Request::chainSettled
     jit::FieldFn fn = nullptr;
     jit::BlockFn blockFn = nullptr;
     jit::ChainFn chainFn = nullptr;

@@ -80,6 +80,7 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
         const Stream& p = *streams[size_t(c->members[size_t(x.member)]->srcs[size_t(x.operand)])];
         auto at = std::find(c->members.begin(), c->members.end(), &p);
         it.chainExternals.push_back(at == c->members.end() ? -1 : int(at - c->members.begin()));
+        it.chainSettled.push_back(x.settled);
       }
       it.chain = ops::chainSteps(*c, streams);
       chainItems.push_back(std::move(it));

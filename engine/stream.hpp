@@ -48,6 +48,11 @@ struct Chain {
     // Read from the ring as it is during the run (a member's record, or one
     // leaving a window), not through the producer's visible count.
     bool raw = false;
+    // Its records of any run are written before the run starts: a stream's
+    // outside the chain, or a member's at least kRun records back. A clean
+    // run checks their flags, and the code's clean loop reads them as zeros;
+    // the others' flags are read as they are.
+    bool settled = true;
   };
   // Member m makes record n - shift[m] when the first makes n (its tail is
   // shift[m] larger: it reads a member before it that many records back).

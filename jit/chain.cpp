@@ -312,7 +312,7 @@ Value* resized(IRBuilder<>& B, Value* v, unsigned n) {
 }  // namespace
 
 bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const std::vector<ChainStep>& steps,
-                 const std::vector<int>& externalMembers, std::string& why) {
+                 const std::vector<int>& externalMembers, const std::vector<char>& settled, std::string& why) {
   const int externals = int(externalMembers.size());
   using Kind = ChainStep::Kind;
   llvm::LLVMContext& C = M.getContext();
@@ -403,8 +403,8 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   B.CreateStore(L.load64(threadRounded), seen);
   auto* exit = L.block("done");
   // The loop over the run's records, emitted twice: for a clean run (no
-  // flag set in the records of streams outside the chain, windows without
-  // NULLs: the caller checked) those flags are constants, so the optimiser drops the NULL work a record; otherwise
+  // flag set in the settled externals' records, windows without NULLs: the
+  // caller checked) those flags are constants, so the optimiser drops the NULL work a record; otherwise
   // the general one.
   auto *cleanLoop = L.block("clean"), *generalLoop = L.block("general");
   B.CreateCondBr(clean, cleanLoop, generalLoop);
@@ -452,9 +452,9 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
           fr.opData.push_back(
               B.CreateSelect(inRing[size_t(s.from[k])], d, B.CreateLoad(ptr, B.CreateGEP(ptr, ext, at))));
           objects.add(fr.opData.back(), from < 0 ? -1 : objects.of(outBase[size_t(from)]));
-          // A member's ring read some records back may get those records
-          // during the run: its flags are read, clean or not.
-          if (isClean && from < 0) {
+          // Records the run itself may write (a member's, few records
+          // back): their flags are read, clean or not.
+          if (isClean && settled[size_t(s.from[k])]) {
             fr.opNull.push_back(B.CreateConstGEP2_64(zeroType, noNulls, 0, 0));
           } else {
             fr.opNull.push_back(

@@ -258,7 +258,9 @@ std::vector<Result> Jit::compile(const std::string& unit, const std::vector<Requ
     }
     bool ok = true;
     for (auto& s : *reqs[i].chain) ok = ok && supports(s.program, results[i].why);
-    lowered[i] = ok && defineChain(*mod, B, reqs[i].name, *reqs[i].chain, reqs[i].chainExternals, results[i].why) &&
+    lowered[i] = ok &&
+                 defineChain(*mod, B, reqs[i].name, *reqs[i].chain, reqs[i].chainExternals, reqs[i].chainSettled,
+                             results[i].why) &&
                  verified(*mod->getFunction(reqs[i].name), results[i].why);
   }
   // The functions of the unit's code, once it is added; false when one is missing.

@@ -52,8 +52,8 @@ struct ChainArgs {
   void* ctx;
   SlideFn slowSlide;
   const int64_t* strided;
-  // 1: no external record of the run from outside the chain (a member's ring
-  // read some records back is read as it is) has a NULL element, each Window step's
+  // 1: no settled external record of the run (Request::chainSettled) has a
+  // NULL element, each Window step's
   // record before the run has none, each SlideNulls step's count is 0 and
   // each Slide step's present count its window's length.
   int64_t clean;
@@ -101,6 +101,10 @@ struct Request {
   // By external record: the step whose ring it reads (a member's record
   // some records back), or -1 (a stream outside the chain). Its size is E.
   std::vector<int> chainExternals = {};
+  // By external record: 1 when a clean run (ChainArgs::clean) has checked
+  // its flags (they are read as zeros there), 0 when they are read as they
+  // are (the run may write its records). Its size is E.
+  std::vector<char> chainSettled = {};
 };
 
 struct Result {

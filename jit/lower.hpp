@@ -36,7 +36,7 @@ void lowerProgram(llvm::Module& M, llvm::IRBuilder<>& B, const vm::Program& p, c
 // Defines a chain's function (jit.hpp, ChainFn) named `name` in M: false
 // (with `why`) when a step cannot be lowered.
 bool defineChain(llvm::Module& M, llvm::IRBuilder<>& B, const std::string& name, const std::vector<ChainStep>& steps,
-                 const std::vector<int>& externals, std::string& why);
+                 const std::vector<int>& externals, const std::vector<char>& settled, std::string& why);
 
 // The runtime helpers generated code calls, by symbol name.
 // One row a helper:

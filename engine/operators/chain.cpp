@@ -116,9 +116,8 @@ bool noneSet(const uint8_t* flags, int64_t n) {
 
 // Whether a run of k records (its external records and windows' records
 // before it in place) holds no NULL the chain's code would read: every
-// record of a stream outside the chain with its flags clear (an absent
-// record's are set; a member's records some records back may be written
-// during the run, and the code reads their flags as they are), each window's
+// settled external's records (Chain::External) with their flags clear (an
+// absent record's are set; the others' the code reads as they are), each window's
 // record before the run without NULLs, each sliding window's NULL count 0 and
 // its fold's present count the window's length. The code's clean loop takes
 // these as constants. (A window's NULL count is 0 exactly when its fold's
@@ -127,9 +126,8 @@ bool cleanRun(BlockCtx& c, const Chain& ch, int k) {
   const size_t E = ch.externals.size();
   for (size_t e = 0; e < E; ++e) {
     const Chain::External& x = ch.externals[e];
-    const Stream& p = c.src(*ch.members[size_t(x.member)], size_t(x.operand));
-    if (p.chain.get() == &ch) continue;
-    const int64_t elems = p.hist.elems;
+    if (!x.settled) continue;
+    const int64_t elems = c.src(*ch.members[size_t(x.member)], size_t(x.operand)).hist.elems;
     const int64_t* run = ch.strided.data() + 4 * e;
     if (run[0] != 0) {  // in place: one record (stride 0) or k after each other
       const auto* flags = reinterpret_cast<const uint8_t*>(intptr_t(run[2]));
@@ -270,6 +268,12 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
       if (kindOf(st) == Kind::SlideNulls)  // the element leaving the window
         c->externals.push_back({int(m), 0, windowLength(st), true});
       st.chain = c;
+    }
+    for (Chain::External& x : c->externals) {  // a member's records this many back: the run may write them
+      const Stream& p = *streams[size_t(c->members[size_t(x.member)]->srcs[size_t(x.operand)])];
+      auto at = std::find(c->members.begin(), c->members.end(), &p);
+      if (at != c->members.end())
+        x.settled = c->shift[size_t(x.member)] - c->shift[size_t(at - c->members.begin())] + x.lag >= kRun;
     }
     for (size_t m = 0; m < c->members.size(); ++m) {
       const Stream& st = *c->members[m];
