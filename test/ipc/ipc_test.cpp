@@ -1072,6 +1072,16 @@ TEST_CASE("live engine: an import reading two chain members that are not materia
   CHECK(offStep(e, "q", 9, false) == 0);  // b(n) - b(n-3)
 }
 
+// p is read by h's chain and by q, which comes earlier in plan order but
+// runs after h's chain in its own (q -> q2).
+const std::string kLaterReaderPlan =
+    "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+    "SELECT c[0] * 3 STREAM p FROM c\n"
+    "SELECT p[0] + 1 STREAM q FROM p VOLATILE\n"
+    "SELECT p[0] - 1 STREAM h FROM p\n"
+    "SELECT h[0] + 2 STREAM h2 FROM h\n"
+    "SELECT q[0] + 5 STREAM q2 FROM q\n";
+
 // p heads the chain p -> h -> h2 though its other reader q comes earlier in
 // plan order, because q's chain (q -> q2) runs after it. An import that
 // reads q (not materialised) dissolves q's chain: q then takes its own step
@@ -1080,14 +1090,7 @@ TEST_CASE("live engine: an import reading two chain members that are not materia
 TEST_CASE("live engine: a chain whose first member's reader leaves its later chain runs stream by stream",
           "[ipc][live][chain]") {
   LiveEngine e("", false);
-  const std::string out = startChained(e,
-                                       "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
-                                       "SELECT c[0] * 3 STREAM p FROM c\n"
-                                       "SELECT p[0] + 1 STREAM q FROM p VOLATILE\n"
-                                       "SELECT p[0] - 1 STREAM h FROM p\n"
-                                       "SELECT h[0] * 2 STREAM h2 FROM h\n"
-                                       "SELECT q[0] + 5 STREAM q2 FROM q\n",
-                                       2);
+  const std::string out = startChained(e, kLaterReaderPlan, 2);
   CHECK(out.find("chain: p -> h -> h2 compiled as one loop") != std::string::npos);
   CHECK(out.find("chain: q -> q2 compiled as one loop (q not materialised)") != std::string::npos);
   REQUIRE(e.xqry("-a \"SELECT d[0] - d[3] STREAM d FROM q@(1,4)\"").rc == 0);
@@ -1105,14 +1108,7 @@ TEST_CASE("live engine: --reset dropping a head's later reader keeps the head's 
           "SELECT c[0] * 3 STREAM p FROM c\n"
           "SELECT p[0] - 1 STREAM h FROM p\n"
           "SELECT h[0] + 2 STREAM h2 FROM h\n");
-  startChained(e,
-               "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
-               "SELECT c[0] * 3 STREAM p FROM c\n"
-               "SELECT p[0] + 1 STREAM q FROM p VOLATILE\n"
-               "SELECT p[0] - 1 STREAM h FROM p\n"
-               "SELECT h[0] + 2 STREAM h2 FROM h\n"
-               "SELECT q[0] + 5 STREAM q2 FROM q\n",
-               2);
+  startChained(e, kLaterReaderPlan, 2);
   REQUIRE(e.xqry("--reset p2.rql").rc == 0);
   std::this_thread::sleep_for(200ms);
   CHECK(offStep(e, "h2", 3, true) == 0);  // h2 = 3c + 1, record by record
