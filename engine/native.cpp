@@ -76,10 +76,8 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
     for (auto& c : chains) {
       JitWorker::Item it;
       it.serial = c->members.back()->serial;
-      for (auto& x : c->externals) {  // the member whose ring it reads, if any
-        const Stream& p = *streams[size_t(c->members[size_t(x.member)]->srcs[size_t(x.operand)])];
-        auto at = std::find(c->members.begin(), c->members.end(), &p);
-        it.chainExternals.push_back(at == c->members.end() ? -1 : int(at - c->members.begin()));
+      for (auto& x : c->externals) {
+        it.chainExternals.push_back(x.from);
         it.chainSettled.push_back(x.settled);
       }
       it.chain = ops::chainSteps(*c, streams);

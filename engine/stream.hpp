@@ -48,6 +48,7 @@ struct Chain {
     // Read from the ring as it is during the run (a member's record, or one
     // leaving a window), not through the producer's visible count.
     bool raw = false;
+    int from = -1;  // the member whose ring it reads, or -1 (a stream outside the chain)
     // Its records of any run are written before the run starts: a stream's
     // outside the chain, or a member's at least kRun records back. A clean
     // run checks their flags, and the code's clean loop reads them as zeros;

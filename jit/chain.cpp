@@ -201,39 +201,37 @@ struct ChainLowering {
     B.CreateBr(end);
     B.SetInsertPoint(fast);
     Value* r = s.fold == ir::Op::STREAM_MIN ? lo : s.fold == ir::Op::STREAM_MAX ? hi : sum;
+    // The input record, then the program, on to the end.
+    auto store = [&](Value* first, Value* second) {
+      B.CreateAlignedStore(first, in, llvm::MaybeAlign(1));
+      if (second) B.CreateAlignedStore(second, B.CreateConstGEP1_32(B.getInt8Ty(), in, 4), llvm::MaybeAlign(1));
+      then();
+      B.CreateBr(end);
+    };
     if (t == ir::Type::RATIONAL) {
-      Value *num = B.CreateTrunc(r, B.getInt32Ty()), *den = B.getInt32(1);
+      Value* num = B.CreateTrunc(r, B.getInt32Ty());
       if (s.fold == ir::Op::STREAM_AVG && truncatesOnly(s)) {
         // sum / present as it is: only its value is read. A full window's
         // count is a constant: its division becomes a multiplication.
         auto *whole = block("fold.whole"), *part = block("fold.part");
         B.CreateCondBr(B.CreateICmpEQ(n, B.getInt64(uint64_t(full))), whole, part);
-        for (llvm::BasicBlock* at : {whole, part}) {
-          B.SetInsertPoint(at);
-          Value* d = at == whole ? B.getInt32(uint32_t(full)) : B.CreateTrunc(n, B.getInt32Ty());
-          B.CreateAlignedStore(num, in, llvm::MaybeAlign(1));
-          B.CreateAlignedStore(d, B.CreateConstGEP1_32(B.getInt8Ty(), in, 4), llvm::MaybeAlign(1));
-          then();
-          B.CreateBr(end);
-        }
-        B.SetInsertPoint(end);
-        return;
+        B.SetInsertPoint(whole);
+        store(num, B.getInt32(uint32_t(full)));
+        B.SetInsertPoint(part);
+        store(num, B.CreateTrunc(n, B.getInt32Ty()));
       } else if (s.fold == ir::Op::STREAM_AVG) {  // sum / present, reduced as the engine's fold reduces
         auto mean = M.getOrInsertFunction("rdb_rat_mean", llvm::FunctionType::get(i64, {i64, i64}, false));
         Value* q = B.CreateCall(mean, {r, n});
-        num = B.CreateTrunc(q, B.getInt32Ty());
-        den = B.CreateTrunc(B.CreateLShr(q, 32), B.getInt32Ty());
+        store(B.CreateTrunc(q, B.getInt32Ty()), B.CreateTrunc(B.CreateLShr(q, 32), B.getInt32Ty()));
+      } else {
+        store(num, B.getInt32(1));
       }
-      B.CreateAlignedStore(num, in, llvm::MaybeAlign(1));
-      B.CreateAlignedStore(den, B.CreateConstGEP1_32(B.getInt8Ty(), in, 4), llvm::MaybeAlign(1));
     } else {
       llvm::Type* ft = t == ir::Type::FLOAT ? B.getFloatTy() : B.getDoubleTy();
       Value* f = B.CreateSIToFP(r, ft);
       if (s.fold == ir::Op::STREAM_AVG) f = B.CreateFDiv(f, B.CreateSIToFP(n, ft));
-      B.CreateAlignedStore(f, in, llvm::MaybeAlign(1));
+      store(f, nullptr);
     }
-    then();
-    B.CreateBr(end);
     B.SetInsertPoint(end);
   }
 };
@@ -404,8 +402,8 @@ bool defineChain(llvm::Module& M, IRBuilder<>& B, const std::string& name, const
   auto* exit = L.block("done");
   // The loop over the run's records, emitted twice: for a clean run (no
   // flag set in the settled externals' records, windows without NULLs: the
-  // caller checked) those flags are constants, so the optimiser drops the NULL work a record; otherwise
-  // the general one.
+  // caller checked) those flags are constants, so the optimiser drops the
+  // NULL work a record; otherwise the general one.
   auto *cleanLoop = L.block("clean"), *generalLoop = L.block("general");
   B.CreateCondBr(clean, cleanLoop, generalLoop);
   auto loop = [&](bool isClean) {

@@ -53,9 +53,9 @@ struct ChainArgs {
   SlideFn slowSlide;
   const int64_t* strided;
   // 1: no settled external record of the run (Request::chainSettled) has a
-  // NULL element, each Window step's
-  // record before the run has none, each SlideNulls step's count is 0 and
-  // each Slide step's present count its window's length.
+  // NULL element, each Window step's record before the run has none, each
+  // SlideNulls step's count is 0 and each Slide step's present count its
+  // window's length.
   int64_t clean;
 };
 using ChainFn = void (*)(const ChainArgs*, int64_t);

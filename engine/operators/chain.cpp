@@ -272,8 +272,9 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
     for (Chain::External& x : c->externals) {  // a member's records this many back: the run may write them
       const Stream& p = *streams[size_t(c->members[size_t(x.member)]->srcs[size_t(x.operand)])];
       auto at = std::find(c->members.begin(), c->members.end(), &p);
-      if (at != c->members.end())
-        x.settled = c->shift[size_t(x.member)] - c->shift[size_t(at - c->members.begin())] + x.lag >= kRun;
+      if (at == c->members.end()) continue;
+      x.from = int(at - c->members.begin());
+      x.settled = c->shift[size_t(x.member)] - c->shift[size_t(x.from)] + x.lag >= kRun;
     }
     for (size_t m = 0; m < c->members.size(); ++m) {
       const Stream& st = *c->members[m];
