@@ -236,6 +236,34 @@ struct Run {
     }
   }
 
+  // Offline there is no clock to be late for: a DEVICE due at the next slot
+  // is waited for until its record is complete (clients are served
+  // meanwhile), never read as a made-up NULL record. False: stopped.
+  bool awaitDevices() {
+    if (!m.opt.noClock || !m.liveSource) return true;
+    std::vector<pollfd> fds;
+    for (;;) {
+      const int64_t t = m.gridPoint(m.counters);
+      bool pending = false;
+      fds.clear();
+      for (auto* s : m.declared) {
+        const size_t i = size_t(s->tickIndex);
+        if (s->held || s->joinAt > t || m.ticks[i] * m.counters[i] != t || !s->source->pending()) continue;
+        pending = true;
+        if (const int fd = s->source->waitFd(); fd >= 0) fds.push_back({fd, POLLIN, 0});
+      }
+      if (!pending) return true;
+      if (stopped()) return false;
+      if (hooks.idle) hooks.idle(slots);
+      // A FIFO whose writer left reports a hang-up at once: then the wait is a
+      // pause, so a missing writer is looked for ten times a second, not in a busy loop.
+      const int n = poll(fds.data(), fds.size(), 100);
+      bool data = false;
+      for (auto& p : fds) data = data || (p.revents & POLLIN);
+      if (n != 0 && !data) poll(nullptr, 0, 100);
+    }
+  }
+
   bool keyPressed() const {
     if (!m.opt.stopOnKey) return false;
     pollfd p{0, POLLIN, 0};
@@ -259,7 +287,7 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     if (m.opt.limit > 0 && r.slots >= m.opt.limit - 1) break;
     r.switchCode();
     const int n = r.blockSize();
-    if (n == 0) break;
+    if (n == 0 || !r.awaitDevices()) break;
     m.planBlock(n);
     const bool more = m.readSources();  // pass 2 of each slot of the block, first
     r.runStreams();

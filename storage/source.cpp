@@ -110,31 +110,26 @@ double parseReal(std::string_view t, double limit) {
   return d;
 }
 
+// A TEXTFILE is read as a stream through a bounded buffer (memory does not
+// grow with the file). Without ONESHOT it wraps to its start at the end; with
+// ONESHOT and --until-eof the end is the end; with ONESHOT alone the end is
+// where the file stands now: records there are NULL, and lines appended later
+// are read as they come (as `tail -f` does). A file cut shorter than the
+// point read so far is read again from its start.
 class TextSource : public Source {
  public:
-  TextSource(std::string path, const ir::Layout& l, bool oneShot) : Source(std::move(path), l, oneShot) {
-    int fd = openRegular(path_, "TEXTFILE");
-    char buf[1 << 16];
-    for (;;) {
-      ssize_t r = ::read(fd, buf, sizeof buf);
-      if (r < 0 && errno == EINTR) continue;
-      if (r < 0) {
-        std::string why = strerror(errno);
-        ::close(fd);
-        throw SourceError("TEXTFILE source '" + path_ + "': read error at byte " + std::to_string(text_.size()) + ": " +
-                          why);
-      }
-      if (r == 0) break;
-      text_.append(buf, size_t(r));
-    }
-    ::close(fd);
-    hasToken_ = text_.find_first_not_of(" \t\r\n\f\v") != std::string::npos;
+  TextSource(std::string path, const ir::Layout& l, const SourceOptions& o)
+      : Source(std::move(path), l, o.oneShot), follow_(o.oneShot && !o.untilEof), buf_(kBuffer) {
+    fd_ = openRegular(path_, "TEXTFILE");
+  }
+  ~TextSource() override {
+    if (fd_ >= 0) ::close(fd_);
   }
 
   void next(uint8_t* rec, uint8_t* nulls) override {
-    if (!hasToken_ || exhausted_ || hitEof_) {
-      // Past the end: synthetic all-NULL records (one-shot), or nothing to read at all.
-      exhausted_ = exhausted_ || oneShot_ || !hasToken_ || hitEof_;
+    if (exhausted_ || hitEof_) {
+      // Past the end of a one-shot run: synthetic all-NULL records.
+      exhausted_ = true;
       allNull(rec, nulls);
       return;
     }
@@ -144,16 +139,17 @@ class TextSource : public Source {
       const ir::Element& el = layout_.elems[e];
       uint8_t* d = rec + el.offset;
       nulls[e] = 0;
+      passes_ = 0;
       if (el.type == ir::Type::STRING) {
         readString(d, el.size, nulls[e]);
         continue;
       }
-      std::string_view tok;
-      if (!token(tok)) {
+      if (!token()) {
         nulls[e] = 1;
         continue;
       }
       ++read_;
+      const std::string_view tok = tok_;
       if (tok == "NULL" || tok == "Null" || tok == "null") {
         nulls[e] = 1;
         continue;
@@ -195,82 +191,145 @@ class TextSource : public Source {
   uint64_t outOfRange() const override { return outOfRange_; }
 
  private:
+  // 256 KiB reads. A token, or a quoted string, ends after kLongestToken
+  // bytes (the rest is the next token): no field needs more, and so a record
+  // costs bounded work whatever the file holds (a stop is seen at once).
+  static constexpr size_t kBuffer = size_t(1) << 18, kLongestToken = size_t(1) << 16;
+  static bool space(uint8_t c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+  // The next bytes of the file into the buffer; false at the end of what the
+  // file holds now (a read error is logged once and read as the end).
+  bool refill() {
+    offset_ += len_;
+    pos_ = len_ = 0;
+    for (;;) {
+      const ssize_t r = ::read(fd_, buf_.data(), buf_.size());
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) {
+        if (!readErrorSaid_)
+          fprintf(stderr, "warning: TEXTFILE source %s: read error at byte %llu: %s\n", path_.c_str(),
+                  (unsigned long long)offset_, strerror(errno));
+        readErrorSaid_ = true;
+        return false;
+      }
+      len_ = size_t(r);
+      return r > 0;
+    }
+  }
+  // Back to the start of the file.
+  void rewind() {
+    ::lseek(fd_, 0, SEEK_SET);
+    offset_ = pos_ = len_ = 0;
+  }
+  // At the end of the data: whether to read on (wrapped to the start, or a
+  // file that was cut shorter read again from its start).
+  bool atEnd() {
+    struct stat st {};
+    const bool cut = fstat(fd_, &st) == 0 && uint64_t(st.st_size) < offset_;
+    if (cut) {
+      fprintf(stderr, "warning: TEXTFILE source %s was cut to %lld bytes (read up to byte %llu): read from its start\n",
+              path_.c_str(), (long long)st.st_size, (unsigned long long)offset_);
+      rewind();
+      return true;
+    }
+    if (follow_) return false;  // records at the end are NULL; appended lines are read later
+    if (oneShot_) {
+      hitEof_ = true;
+      return false;
+    }
+    // Wrap, at most once a field: a file with no token gives NULL after one pass.
+    if (++passes_ > 1) return false;
+    rewind();
+    return true;
+  }
+  // Skips blanks; false at the end of the data.
+  bool skipSpace() {
+    for (;;) {
+      while (pos_ < len_ && space(buf_[pos_])) ++pos_;
+      if (pos_ < len_) return true;
+      if (!refill() && !atEnd()) return false;
+    }
+  }
+  // The next whitespace-separated token into tok_; false at the end of the
+  // data. Followed, a token the data ends in may be a line still being
+  // written: it is read again, whole, once more has come.
+  bool token() {
+    if (!skipSpace()) return false;
+    tokAt_ = offset_ + pos_;
+    tok_.clear();
+    for (;;) {
+      const size_t b = pos_, end = std::min(len_, pos_ + (kLongestToken - tok_.size()));
+      while (pos_ < end && !space(buf_[pos_])) ++pos_;
+      tok_.append(reinterpret_cast<const char*>(buf_.data()) + b, pos_ - b);
+      if (pos_ < len_ || tok_.size() == kLongestToken) return true;
+      if (!refill()) {
+        if (!follow_) return true;
+        ::lseek(fd_, off_t(tokAt_), SEEK_SET);
+        offset_ = tokAt_;
+        pos_ = len_ = 0;
+        return false;
+      }
+    }
+  }
+  // A STRING field: the next quoted string (bare words before it are skipped;
+  // NULL is a NULL field), at most `width` bytes kept.
+  void readString(uint8_t* d, int width, uint8_t& isNull) {
+    for (;;) {
+      if (!skipSpace()) {
+        isNull = 1;
+        return;
+      }
+      ++read_;
+      if (buf_[pos_] == '"') {
+        ++pos_;
+        size_t n = 0, seen = 0;
+        for (;;) {
+          const size_t b = pos_, end = std::min(len_, pos_ + (kLongestToken - seen));
+          while (pos_ < end && buf_[pos_] != '"') ++pos_;
+          const size_t take = std::min(pos_ - b, size_t(width) - n);
+          memcpy(d + n, buf_.data() + b, take);
+          n += take;
+          seen += pos_ - b;
+          if (pos_ < end) {
+            ++pos_;  // the closing quote
+            return;
+          }
+          // An unclosed string ends with the data, or after kLongestToken bytes.
+          if (seen == kLongestToken || !refill()) return;
+        }
+      }
+      token();
+      if (tok_ == "NULL" || tok_ == "Null" || tok_ == "null") {
+        isNull = 1;
+        return;
+      }
+      --read_;  // any other bare word is skipped; the next quoted string is the value
+    }
+  }
+
   // A value outside its field's type: counted, and logged (the first 10, then
   // every 1000th) with the file, byte offset, record and element, the token cut short.
   void outOfRange(std::string_view tok, size_t element) {
     if (++outOfRange_ > 10 && outOfRange_ % 1000 != 0) return;
-    const size_t at = pos_ - tok.size();
     const std::string shown = tok.size() > 40 ? std::string(tok.substr(0, 40)) + "..." : std::string(tok);
     fprintf(stderr,
-            "warning: TEXTFILE source %s at byte %zu (record %llu, element %zu): '%s' is out of the range of %s; "
+            "warning: TEXTFILE source %s at byte %llu (record %llu, element %zu): '%s' is out of the range of %s; "
             "stored NULL (%llu so far)\n",
-            path_.c_str(), at, (unsigned long long)record_, element, shown.c_str(),
+            path_.c_str(), (unsigned long long)tokAt_, (unsigned long long)record_, element, shown.c_str(),
             ir::typeName(layout_.elems[element].type), (unsigned long long)outOfRange_);
   }
 
-  // Next whitespace-separated token; wraps to the start unless one-shot.
-  bool token(std::string_view& out) {
-    for (int pass = 0; pass < 2; ++pass) {
-      while (pos_ < text_.size() && isspace((unsigned char)text_[pos_])) ++pos_;
-      if (pos_ < text_.size()) {
-        size_t b = pos_;
-        while (pos_ < text_.size() && !isspace((unsigned char)text_[pos_])) ++pos_;
-        out = std::string_view(text_).substr(b, pos_ - b);
-        return true;
-      }
-      if (oneShot_) {
-        hitEof_ = true;
-        return false;
-      }
-      pos_ = 0;
-    }
-    return false;
-  }
-  void readString(uint8_t* d, int width, uint8_t& isNull) {
-    // Bare words are skipped up to the next quoted string; a file without one
-    // gives NULL after at most one pass over it (never an endless search).
-    int wraps = 0;
-    for (;;) {
-      while (pos_ < text_.size() && isspace((unsigned char)text_[pos_])) ++pos_;
-      if (pos_ >= text_.size()) {
-        if (oneShot_) {
-          hitEof_ = true;
-          isNull = 1;
-          return;
-        }
-        if (++wraps > 1) {
-          isNull = 1;
-          return;
-        }
-        pos_ = 0;
-        continue;
-      }
-      ++read_;
-      if (text_[pos_] == '"') {
-        size_t close = text_.find('"', pos_ + 1);
-        if (close == std::string::npos) close = text_.size();
-        size_t n = std::min(close - pos_ - 1, size_t(width));
-        memcpy(d, text_.data() + pos_ + 1, n);
-        pos_ = close < text_.size() ? close + 1 : close;
-        return;
-      }
-      size_t b = pos_;
-      while (pos_ < text_.size() && !isspace((unsigned char)text_[pos_])) ++pos_;
-      std::string_view tok(text_.data() + b, pos_ - b);
-      if (tok == "NULL" || tok == "Null" || tok == "null") {
-        isNull = 1;
-        return;
-      }
-      // Any other bare word is skipped; the next quoted string is the value.
-      --read_;
-    }
-  }
-
-  std::string text_;
-  size_t pos_ = 0;
+  const bool follow_;  // ONESHOT without --until-eof: the end moves as the file grows
+  int fd_ = -1;
+  std::vector<uint8_t> buf_;
+  size_t pos_ = 0, len_ = 0;  // the unread bytes are buf_[pos_, len_)
+  uint64_t offset_ = 0;       // the file offset of buf_[0]
+  std::string tok_;
+  uint64_t tokAt_ = 0;   // the file offset of tok_
   bool hitEof_ = false;  // one-shot: the end was reached; later records are synthetic
-  int read_ = 0;         // fields of the current record that found a token
-  bool hasToken_ = false;
+  bool readErrorSaid_ = false;
+  int read_ = 0;                          // fields of the current record that found a token
+  int passes_ = 0;                        // wraps within the current field
   uint64_t record_ = 0, outOfRange_ = 0;  // records read; values outside their type (stored NULL)
 };
 
@@ -374,6 +433,9 @@ class DeviceSource : public Source {
  public:
   DeviceSource(std::string path, const ir::Layout& l, const SourceOptions& o)
       : Source(std::move(path), l, o.oneShot), opt_(o), part_(size_t(std::max(l.recordSize, 1))) {
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      throw SourceError("DEVICE source '" + path_ + "' is a directory (declare a FIFO or a character device)");
     tryOpen();
     if (fd_ < 0 && opt_.untilEof) exhausted_ = true;  // nothing to read until its end
   }
@@ -384,6 +446,13 @@ class DeviceSource : public Source {
   bool fill() override {
     if (exhausted_ || fd_ < 0) return true;
     return readAvailable(false) != Avail::MORE;
+  }
+  // Offline: the next record is not complete yet and may still come (a
+  // writer that is not there yet, or gone without --until-eof, may come back).
+  bool pending() override {
+    if (exhausted_) return false;
+    if (fd_ < 0 && !tryOpen()) return true;
+    return readAvailable(false) != Avail::COMPLETE && !exhausted_;
   }
   uint64_t reads() const override { return reads_; }
   uint64_t misses() const override { return misses_; }
@@ -431,8 +500,12 @@ class DeviceSource : public Source {
         return Avail::NONE;
       }
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        fprintf(stderr, "warning: DEVICE source %s: read error at byte %llu: %s\n", path_.c_str(),
-                (unsigned long long)offset_, strerror(errno));
+        // Counted, and logged the first time and then every 1000th: a device
+        // that keeps failing must not flood the log at the slot rate.
+        if (++readErrors_ == 1 || readErrors_ % 1000 == 0)
+          fprintf(stderr, "warning: DEVICE source %s: read error at byte %llu: %s (%llu so far)\n", path_.c_str(),
+                  (unsigned long long)offset_, strerror(errno), (unsigned long long)readErrors_);
+        if (oneShot_) exhausted_ = true;  // --until-eof: a device that cannot be read has ended
         return Avail::NONE;
       }
       // No data now. Offline runs wait a little (bounded, so a stop request
@@ -447,6 +520,12 @@ class DeviceSource : public Source {
   }
   bool tryOpen() {
     fd_ = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st {};
+    if (fd_ >= 0 && fstat(fd_, &st) == 0 && S_ISDIR(st.st_mode)) {  // made a directory since the start
+      ::close(fd_);
+      fd_ = -1;
+      errno = EISDIR;
+    }
     if (fd_ < 0) {
       if (!warned_)
         fprintf(stderr, "warning: DEVICE source %s cannot be opened (%s); its records are NULL until it can\n",
@@ -462,7 +541,7 @@ class DeviceSource : public Source {
   size_t have_ = 0;
   uint64_t offset_ = 0;
   bool gotAny_ = false, warned_ = false;
-  uint64_t reads_ = 0, misses_ = 0;
+  uint64_t reads_ = 0, misses_ = 0, readErrors_ = 0;
 };
 
 }  // namespace
@@ -470,7 +549,7 @@ class DeviceSource : public Source {
 std::unique_ptr<Source> openSource(SourceFormat f, const std::string& path, const ir::Layout& layout,
                                    const SourceOptions& o) {
   switch (f) {
-    case SourceFormat::TEXT: return std::make_unique<TextSource>(path, layout, o.oneShot);
+    case SourceFormat::TEXT: return std::make_unique<TextSource>(path, layout, o);
     case SourceFormat::BINARY: return std::make_unique<BinarySource>(path, layout, o.oneShot);
     case SourceFormat::DEVICE: return std::make_unique<DeviceSource>(path, layout, o);
   }

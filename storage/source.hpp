@@ -29,6 +29,9 @@ class Source {
   // says whether the next record is complete (or will not come this slot).
   virtual int waitFd() const { return -1; }
   virtual bool fill() { return true; }
+  // Offline runs (no slot clock): true while the next record is incomplete
+  // and can still come (DEVICE); the run waits for it instead of reading NULL.
+  virtual bool pending() { return false; }
   // Records read, and records that were NULL because none was complete in time.
   virtual uint64_t reads() const { return 0; }
   virtual uint64_t misses() const { return 0; }
