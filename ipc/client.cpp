@@ -1,6 +1,7 @@
 // The client side: one connection, requests answered in order, data messages
 // after `show` on the same connection.
 #include <poll.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -12,6 +13,10 @@
 #include "ipc.hpp"
 
 namespace ipc {
+
+namespace {
+constexpr const char* kClosedText = "connection closed by the server";
+}  // namespace
 
 std::unique_ptr<Client> Client::connect(const std::string& socketPath, std::string& error, int* err) {
   sockaddr_un addr{};
@@ -30,8 +35,14 @@ std::unique_ptr<Client> Client::connect(const std::string& socketPath, std::stri
     if (err) *err = e;
     return nullptr;
   }
-  return std::unique_ptr<Client>(new Client(fd));
+  // The process that listens: a reply is waited for only while it lives.
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  const pid_t server = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 ? cred.pid : 0;
+  return std::unique_ptr<Client>(new Client(fd, server));
 }
+
+bool Client::serverGone() const { return serverPid_ > 0 && ::kill(serverPid_, 0) != 0 && errno == ESRCH; }
 
 Client::~Client() {
   if (fd_ >= 0) ::close(fd_);
@@ -71,7 +82,7 @@ Client::Status Client::receiveFrame(Frame& f, int timeoutMs, std::string* error)
     if (got > 0) {
       in_.feed(buf, size_t(got));
     } else if (got == 0) {
-      if (error) *error = "connection closed by the server";
+      if (error) *error = kClosedText;
       return Status::Closed;
     } else if (errno != EINTR && errno != EAGAIN) {
       if (error) *error = strerror(errno);
@@ -107,11 +118,31 @@ Client::Status Client::request(const std::string& message, const std::string& ar
     if (error) *error = strerror(e);
     return Status::Closed;
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeoutMs);
+  // The request is out: from here on a connection that ends leaves its outcome
+  // unknown. Without a deadline the wait goes in slices, and between them the
+  // server's process is looked at (a socket held open by something else must
+  // not keep the client waiting for a process that is gone).
+  using clock = std::chrono::steady_clock;
+  const bool forever = timeoutMs < 0;
+  constexpr auto kSlice = std::chrono::milliseconds(500);
+  auto deadline = clock::now() + (forever ? kSlice : std::chrono::milliseconds(timeoutMs));
   for (;;) {
     Kind kind;
     Tree t;
-    if (Status st = nextTree(deadline, kind, t, "malformed reply: ", error); st != Status::Ok) return st;
+    const Status st = nextTree(deadline, kind, t, "malformed reply: ", error);
+    if (st == Status::Timeout && forever) {
+      if (serverGone()) {
+        if (error) *error = "the server's process ended";
+        return Status::Lost;
+      }
+      deadline = clock::now() + kSlice;
+      continue;
+    }
+    if (st == Status::Closed) {
+      if (error) *error = *error == kClosedText ? std::string("connection lost") : "connection lost: " + *error;
+      return Status::Lost;
+    }
+    if (st != Status::Ok) return st;
     switch (kind) {
       case Kind::Reply: reply = std::move(t); return Status::Ok;
       case Kind::Data: pending_.push_back(std::move(t)); break;

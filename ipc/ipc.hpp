@@ -27,6 +27,8 @@
 // queue, and a client whose queue is full is disconnected and counted.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -222,9 +224,19 @@ class Server {
 };
 
 // ---------------------------------------------------------------- client
+// request()'s timeout for a command that changes the server's state: no
+// deadline. The reply is awaited as long as the connection is open and the
+// server's process (the one that listens, SO_PEERCRED) is alive, however long
+// the server works on it; a client that gave up earlier could not tell whether
+// the command took effect.
+inline constexpr int kNoDeadline = -1;
+
 class Client {
  public:
-  enum class Status { Ok, Timeout, Closed, Error };
+  // Lost: the request went out whole, then the connection ended (or the
+  // server's process did) before the reply: whether the server carried it out
+  // is unknown.
+  enum class Status { Ok, Timeout, Closed, Error, Lost };
 
   // nullptr on failure: `error` = strerror text, `err` = errno (ENOENT, ECONNREFUSED, ...).
   static std::unique_ptr<Client> connect(const std::string& socketPath, std::string& error, int* err = nullptr);
@@ -232,7 +244,8 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Sends `db { message; id <pid>; argument }` and waits for the reply tree.
+  // Sends `db { message; id <pid>; argument }` and waits for the reply tree,
+  // at most timeoutMs, or with kNoDeadline until it comes or the server is gone.
   // Data messages arriving meanwhile are kept for receive().
   // `extra`: more fields of the request (db.<key>), e.g. `from` of a replaying `show`.
   Status request(const std::string& message, const std::string& argument, Tree& reply, int timeoutMs,
@@ -245,12 +258,14 @@ class Client {
   int fd() const { return fd_; }
 
  private:
-  explicit Client(int fd) : fd_(fd) {}
+  explicit Client(int fd, pid_t server) : fd_(fd), serverPid_(server) {}
+  bool serverGone() const;
   // The next frame before `deadline`, its payload parsed; `what` starts the
   // error when the payload is malformed.
   Status nextTree(std::chrono::steady_clock::time_point deadline, Kind& kind, Tree& t, const char* what,
                   std::string* error);
   int fd_ = -1;
+  pid_t serverPid_ = 0;  // the listening process; 0 when unknown (another pid namespace)
   FrameReader in_;
   std::deque<Tree> pending_;  // data messages that arrived while waiting for a reply
 };

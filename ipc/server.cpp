@@ -460,6 +460,7 @@ void Server::poll(const ServerHooks& h, int timeoutMs) {
     for (auto& gone : a.ended) s.endStream(gone);
     Conn& c = *cp;
     if (c.dead || c.closeAfterFlush) continue;
+    c.lastRequest = std::chrono::steady_clock::now();  // idle from the answer on, however long the hook took
     std::string frame;
     try {
       frame = encodeFrame(Kind::Reply, a.reply.text());

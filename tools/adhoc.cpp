@@ -62,7 +62,8 @@ std::string importAdHoc(engine::Engine& eng, const std::string& text, const AdHo
   }
   if (parsed.size() != 1) return kNotSelect;
   if (kind == rql::StatementKind::RULE) return importRule(eng, parsed[0], policy);
-  if (eng.status(parsed[0].id)) return "dataModel::addQueryToModel FAILED:" + parsed[0].id;
+  // The name is taken: said plainly, as a retry of an import that went through gets it.
+  if (eng.status(parsed[0].id)) return "stream " + parsed[0].id + " exists";
   // The live plan plus the statement; running streams must come out unchanged.
   ir::Plan cand = eng.livePlan();
   cand.newIds.insert(parsed[0].id);

@@ -21,13 +21,14 @@ constexpr int kExitNoCommand = 1;
 constexpr int kExitNotFound = 2;  // unknown stream, detail not found, ad hoc or remove rejected
 constexpr int kExitInternal = 4;
 constexpr int kExitNoServer = 10;
-constexpr int kExitTooManyClients = 16;  // EBUSY
-constexpr int kExitArgs = 22;            // EINVAL
-constexpr int kExitStreamRemoved = 43;   // EIDRM
-constexpr int kExitNoData = 61;          // ENODATA
-constexpr int kExitNoQueue = 63;         // ENOSR
-constexpr int kExitBadHello = 71;        // EPROTO
-constexpr int kExitTimeout = 110;        // ETIMEDOUT
+constexpr int kExitTooManyClients = 16;   // EBUSY
+constexpr int kExitArgs = 22;             // EINVAL
+constexpr int kExitStreamRemoved = 43;    // EIDRM
+constexpr int kExitNoData = 61;           // ENODATA
+constexpr int kExitNoQueue = 63;          // ENOSR
+constexpr int kExitBadHello = 71;         // EPROTO
+constexpr int kExitOutcomeUnknown = 104;  // ECONNRESET: a change was sent, the engine was gone before its answer
+constexpr int kExitTimeout = 110;         // ETIMEDOUT
 
 extern tools::Config gConfig;
 // Diagnostics: the text alone on stderr, with a timestamp in <tmp>/xqry.log (set in main).
@@ -48,6 +49,10 @@ class Session {
   // One request; on a timeout or a broken connection the reply is an empty tree
   // (as the reference's map lookup), with "server not found" logged.
   ipc::Client::Status ask(const std::string& message, const std::string& arg, ipc::Tree& reply);
+  // A change to the running plan (adhoc, remove, reset): its answer is waited
+  // for as long as the engine works on it (ipc::kNoDeadline); Lost when the
+  // connection or the engine's process ended first. Throws TooManyClients.
+  ipc::Client::Status change(const std::string& message, const std::string& arg, ipc::Tree& reply, std::string* err);
   // One request; throws TooManyClients when the server refused the connection.
   ipc::Client::Status request(const std::string& message, const std::string& arg, ipc::Tree& reply, std::string* err,
                               const std::vector<std::pair<std::string, std::string>>& extra = {});

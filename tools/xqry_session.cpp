@@ -1,5 +1,6 @@
 // xqry's connection to the server (xqry_commands.hpp): connecting, waiting for
-// the server with -w, and requests with the configured reply timeout.
+// the server with -w, requests with the configured reply timeout, and changes
+// to the running plan, whose answer is awaited however long it takes.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +44,15 @@ ipc::Client::Status Session::ask(const std::string& message, const std::string& 
   auto st = request(message, arg, reply, &err);
   if (st == ipc::Client::Status::Timeout) gLog("server not found");
   else if (st != ipc::Client::Status::Ok) gLog("IPC: " + err);
+  return st;
+}
+
+ipc::Client::Status Session::change(const std::string& message, const std::string& arg, ipc::Tree& reply,
+                                    std::string* err) {
+  reply = ipc::Tree();
+  auto st = c_->request(message, arg, reply, ipc::kNoDeadline, err);
+  if (st == ipc::Client::Status::Error && err->find("too many clients") != std::string::npos)
+    throw TooManyClients(*err);
   return st;
 }
 
