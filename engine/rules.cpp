@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -75,6 +77,22 @@ void CommandPool::shutdown(int graceMs) {
 }
 
 // ================================================================ rules
+namespace {
+// Dump files open in the process, those being written included. A finished
+// dump keeps its file open for the next dump only while at most
+// kKeptDumpFiles are open, so kept files never crowd out the engine's other
+// descriptors; past that, the file is closed and its next dump opens it again.
+constexpr int kKeptDumpFiles = 64;
+std::atomic<int> openDumpFiles{0};
+
+void closeDump(DumpFile& f) {
+  if (f.fd < 0) return;
+  ::close(f.fd);
+  f.fd = -1;
+  --openDumpFiles;
+}
+}  // namespace
+
 StreamRules::StreamRules(const ir::Query& q, const ir::Layout& out, std::string storageDir, CommandPool* pool)
     : q_(q), out_(out), dir_(std::move(storageDir)), pool_(pool) {
   ir::Field f;
@@ -83,6 +101,7 @@ StreamRules::StreamRules(const ir::Query& q, const ir::Layout& out, std::string 
   condLayout_ = ir::Layout::of({f});
   condOut_.assign(4, 0);
   condNull_.assign(1, 0);
+  zero_.assign(size_t(out.recordSize), 0);
   for (auto& r : q.rules) {
     RuleRuntime rt;
     rt.rule = &r;
@@ -93,8 +112,7 @@ StreamRules::StreamRules(const ir::Query& q, const ir::Layout& out, std::string 
 
 StreamRules::~StreamRules() {
   for (auto& r : rules_)
-    for (auto& t : r.tasks)
-      if (t.fd >= 0) ::close(t.fd);
+    for (auto& f : r.files) closeDump(f);
 }
 
 int StreamRules::historyNeeded() const {
@@ -122,8 +140,7 @@ bool StreamRules::has(const std::string& name) const {
 bool StreamRules::remove(const std::string& name) {
   for (auto it = rules_.begin(); it != rules_.end(); ++it) {
     if (!it->adhoc || it->rule->name != name) continue;
-    for (auto& t : it->tasks)  // an open dump keeps the records written so far
-      if (t.fd >= 0) ::close(t.fd);
+    for (auto& f : it->files) closeDump(f);  // an open dump keeps the records written so far
     const ir::Rule* gone = it->rule;
     rules_.erase(it);
     for (auto r = adhoc_.begin(); r != adhoc_.end(); ++r)
@@ -143,19 +160,59 @@ std::string StreamRules::dumpPath(RuleRuntime& r) {
   return storage::ruleDumpPath(dir_, q_.id, r.rule->name, r.triggers++, r.rule->dumpRetention);
 }
 
-void StreamRules::write(DumpTask& t, const uint8_t* rec) {
+// The file of a new dump, empty: the one kept open when it is still the file
+// at `path` (not moved away, removed or replaced), else opened as a new dump
+// always was, with O_TRUNC.
+int StreamRules::openDump(RuleRuntime& r, const std::string& path) {
+  for (auto it = r.files.begin(); it != r.files.end(); ++it) {
+    if (it->path != path) continue;
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0 && st.st_dev == it->dev && st.st_ino == it->ino && ftruncate(it->fd, 0) == 0)
+      return it->fd;
+    closeDump(*it);
+    r.files.erase(it);
+    break;
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) throw std::runtime_error("rule " + r.rule->name + ": cannot write " + path + ": " + strerror(errno));
+  ++openDumpFiles;
+  DumpFile f;
+  f.path = path;
+  f.fd = fd;
+  struct stat st;
+  if (fstat(fd, &st) == 0) {
+    f.dev = st.st_dev;
+    f.ino = st.st_ino;
+  }
+  r.files.push_back(std::move(f));
+  return fd;
+}
+
+// Closes the file of task t unless a later dump writes it again (and few files are open).
+void StreamRules::finish(RuleRuntime& r, DumpTask& t) {
+  if (t.fd < 0 || (t.reused && openDumpFiles <= kKeptDumpFiles)) return;
+  for (auto it = r.files.begin(); it != r.files.end(); ++it)
+    if (it->fd == t.fd) {
+      closeDump(*it);
+      r.files.erase(it);
+      break;
+    }
+  t.fd = -1;
+}
+
+void StreamRules::write(RuleRuntime& r, DumpTask& t, const uint8_t* rec) {
   const size_t size = size_t(out_.recordSize);
   size_t done = 0;
   while (done < size) {
-    ssize_t w = ::write(t.fd, rec + done, size - done);
+    ssize_t w = ::pwrite(t.fd, rec + done, size - done, off_t(t.bytes + int64_t(done)));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       const std::string why = w < 0 ? strerror(errno) : "no space written";
-      if (ftruncate(t.fd, t.bytes) != 0) {
+      if (t.fd >= 0 && ftruncate(t.fd, t.bytes) != 0) {
         // the size check at the next open cuts a partial record too
       }
-      ::close(t.fd);
-      t.fd = -1;
+      t.reused = false;
+      finish(r, t);
       throw std::runtime_error("dump file " + t.path + ": write failed at byte " +
                                std::to_string(t.bytes + int64_t(done)) + ": " + why);
     }
@@ -182,30 +239,36 @@ void StreamRules::onRecord(int64_t n, const uint8_t* rec, const uint8_t* nulls, 
     // Each rule keeps at most max(RETENTION, 1) dumps open; a new trigger on a
     // full ring drops the oldest, left incomplete (without RETENTION a dump restarts).
     if (r.tasks.size() >= size_t(std::max(rule.dumpRetention, 1))) {
-      if (r.tasks.front().fd >= 0) ::close(r.tasks.front().fd);
+      finish(r, r.tasks.front());
       r.tasks.pop_front();
     }
+    const bool first = r.triggers == 0;
     DumpTask t;
-    std::string path = dumpPath(r);
-    t.path = path;
-    t.fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (t.fd < 0) throw std::runtime_error("rule " + rule.name + ": cannot write " + path + ": " + strerror(errno));
+    t.path = dumpPath(r);
+    for (auto it = r.tasks.begin(); it != r.tasks.end();)  // one dump a file at a time
+      if (it->path == t.path) {
+        finish(r, *it);
+        it = r.tasks.erase(it);
+      } else {
+        ++it;
+      }
+    t.fd = openDump(r, t.path);
+    t.reused = !(first && rule.dumpRetention > 0);  // with RETENTION, _dump.tmp is written once
     t.next = n + rule.dumpFrom;
     t.end = n + rule.dumpTo;
     // Records before the trigger come from the history; missing ones are zero records.
-    std::vector<uint8_t> zero(size_t(out_.recordSize), 0);
     while (t.next < n && t.next < t.end) {
       const uint8_t* d = nullptr;
-      write(t, history(t.next, d) ? d : zero.data());
+      write(r, t, history(t.next, d) ? d : zero_.data());
     }
     r.tasks.push_back(t);
   }
   // 2. this record goes to every dump whose window reaches it
   for (auto& r : rules_)
     for (auto it = r.tasks.begin(); it != r.tasks.end();) {
-      if (it->next == n && n < it->end) write(*it, rec);
+      if (it->next == n && n < it->end) write(r, *it, rec);
       if (it->next >= it->end) {
-        if (it->fd >= 0) ::close(it->fd);
+        finish(r, *it);
         it = r.tasks.erase(it);
       } else {
         ++it;

@@ -40,22 +40,35 @@ class CommandPool {
   std::vector<Child> children_;
 };
 
-// One RULE of one stream.
+// A rule's dump file, kept open from one dump to the next: a new dump
+// truncates it and writes from its start, so a reader sees what an open with
+// O_TRUNC showed. Opening it with O_TRUNC and closing it for every dump made
+// ext4 start writeback at each close and the next truncate wait for it.
+struct DumpFile {
+  std::string path;
+  int fd = -1;
+  dev_t dev = 0;  // the file opened, to notice one moved away or replaced
+  ino_t ino = 0;
+};
+
 // One dump being written: whole records only, one write each, so a failed
 // write (a full disk) is cut back to the records before it.
 struct DumpTask {
+  std::string path;  // its file, one of its rule's files while open
   int fd = -1;
-  std::string path;
+  bool reused = true;         // its file is written again by a later dump
   int64_t bytes = 0;          // whole records written so far
   int64_t next = 0, end = 0;  // logical indices still to write: [next, end)
 };
 
+// One RULE of one stream.
 struct RuleRuntime {
   const ir::Rule* rule = nullptr;
-  std::deque<DumpTask> tasks;  // this rule's open dumps, at most max(RETENTION, 1)
-  CompiledProgram condition;   // one INTEGER element: the condition's truth (NULL does not fire)
-  int triggers = 0;            // how many times it fired (names the next dump file)
-  bool adhoc = false;          // added while running: runs on the VM, may be removed again
+  std::deque<DumpTask> tasks;   // this rule's open dumps, at most max(RETENTION, 1)
+  std::vector<DumpFile> files;  // its dump files held open
+  CompiledProgram condition;    // one INTEGER element: the condition's truth (NULL does not fire)
+  int triggers = 0;             // how many times it fired (names the next dump file)
+  bool adhoc = false;           // added while running: runs on the VM, may be removed again
 };
 
 // Record access for dumps: the stream's history by logical index.
@@ -78,7 +91,9 @@ class StreamRules {
 
  private:
   std::string dumpPath(RuleRuntime& r);
-  void write(DumpTask& t, const uint8_t* rec);
+  int openDump(RuleRuntime& r, const std::string& path);
+  void finish(RuleRuntime& r, DumpTask& t);  // a dump done or dropped: its file kept open or closed
+  void write(RuleRuntime& r, DumpTask& t, const uint8_t* rec);
 
   const ir::Query& q_;
   const ir::Layout& out_;
@@ -87,6 +102,7 @@ class StreamRules {
   std::vector<RuleRuntime> rules_;
   std::deque<ir::Rule> adhoc_;  // the imported rules (a deque: RuleRuntime points into it)
   std::vector<uint8_t> condOut_, condNull_;
+  std::vector<uint8_t> zero_;  // the record a dump writes for a missing one
   ir::Layout condLayout_;
 };
 
