@@ -23,7 +23,10 @@ SELECT src[0] STREAM seq FROM src
 SELECT seq[0] * 3, seq[0] - 7 STREAM mix FROM seq
 Q
 "$XR" soak.rql -k > engine.log 2>&1 & EP=$!
-for _ in $(seq 50); do [ -S "$W/xretractor_service.sock" ] && break; sleep 0.1; done
+# Waits are generous (a busy machine is slow, not wrong): the socket, then a
+# running plan (100 records of seq stored) before the baseline is taken.
+for _ in $(seq 600); do [ -S "$W/xretractor_service.sock" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ "$(stat -c %s out/seq 2>/dev/null || echo 0)" -ge 400 ] && break; sleep 0.1; done
 sleep 1
 rss() { awk '/VmRSS/ {print $2}' "/proc/$EP/status"; }
 fds() { ls "/proc/$EP/fd" | wc -l; }
@@ -64,8 +67,13 @@ for k in $(seq $((adhoc > 3 ? adhoc - 2 : 1)) $adhoc); do   # the last ad hoc qu
   "$XQ" --remove "d$k" >/dev/null 2>&1
   "$XQ" --remove "a$k" >/dev/null 2>&1 && removed=$((removed+1))
 done
-sleep 1
-RSS1=$(rss); FD1=$(fds)
+# The engine closes the last clients' connections and the JIT worker lets go
+# of its last units in its own time: wait (up to a minute) for the baseline.
+for _ in $(seq 600); do
+  RSS1=$(rss); FD1=$(fds)
+  [ "$FD1" -le "$FD0" ] && [ $((RSS1 - RSS0)) -lt 16384 ] && break
+  sleep 0.1
+done
 "$XQ" -k >/dev/null 2>&1
 wait "$EP"; rc=$?
 [ "$rc" = 0 ] && ok "engine stopped cleanly" || bad "engine exit status $rc"

@@ -45,7 +45,7 @@ void diskFullRun(bool offline, long limit, const std::string& slots = "") {
   const auto t0 = std::chrono::steady_clock::now();
   pid_t pid = testing::spawnXretractor(d.dir, args, o);
   REQUIRE(pid > 0);
-  // A run that does not stop by itself within 20 s is killed (and fails).
+  // A run that does not stop by itself within 60 s is killed (and fails).
   int rc = -1;
   for (;;) {
     int st = 0;
@@ -54,7 +54,7 @@ void diskFullRun(bool offline, long limit, const std::string& slots = "") {
       rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
       break;
     }
-    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(20)) {
+    if (std::chrono::steady_clock::now() - t0 > std::chrono::seconds(60)) {
       kill(pid, SIGKILL);
       testing::waitChild(pid);
       break;
