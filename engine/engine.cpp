@@ -8,6 +8,7 @@
 #include "engine/operators/operators.hpp"
 #include "ir/passes/passes.hpp"
 #include "storage/artifacts.hpp"
+#include "storage/file_io.hpp"
 #include "storage/source.hpp"
 #if RDB_WITH_JIT
 #include "jit/jit.hpp"
@@ -56,6 +57,9 @@ void Engine::Impl::prepare() {
     if (stat(storageDir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
       throw EngineError("storage: path '" + storageDir + "' is not a directory");
   }
+  // Opened before any artifact is written: the close's syncfs reports a
+  // writeback error of any of them.
+  storageSync = std::make_unique<storage::io::FileSystemSync>(storageDir);
   // A counter file that is there but holds no session number stops the start
   // before any artifact is touched (book rotation.md).
   if (!rotationFile.empty()) {
@@ -138,6 +142,7 @@ void Engine::Impl::prepare() {
     } catch (const storage::StorageError& e) {
       throw EngineError(e.what());
     }
+    givenUp = -1;
   }
   startListing.reset();
   buildGraph();
@@ -198,14 +203,13 @@ void Engine::finish() {
   m.dropGraph();
   m.commands.shutdown(200);
   for (auto& s : m.streams) s->rules.reset();
-  std::string failed;
-  for (auto& s : m.streams) {
-    std::string err = m.closeArtifacts(*s, m.rotation);
-    if (failed.empty()) failed = err;
-    else if (!err.empty()) fprintf(stderr, "FATAL: %s\n", err.c_str());  // the first one is thrown
+  const std::vector<std::string> failed = m.closeAll();
+  for (auto& s : m.streams)
     if (s->declared && s->q->isDisposable) m.removeDisposable(*s);
-  }
-  if (!failed.empty()) throw EngineError(failed);
+  for (size_t i = 1; i < failed.size(); ++i) fprintf(stderr, "FATAL: %s\n", failed[i].c_str());
+  if (!failed.empty()) throw EngineError(failed.front());  // the first one is thrown
 }
+
+Engine::CloseReport Engine::closeReport() const { return impl_->closeReport; }
 
 }  // namespace engine

@@ -149,8 +149,16 @@ class Engine {
   // (a plan that changes a directive is refused, nothing changed).
   std::string replacePlan(const ir::Plan& next, std::vector<std::string>& ended);
   // Closes artifacts (under ROTATION: renames to the archives of this session, whose
-  // number prepare() reserved in the counter file).
+  // number prepare() reserved in the counter file), durable when it returns.
   void finish();
+  // What finish() did: the streams whose files it closed, those synced
+  // together (syncfs of the storage directory's file system), and the sync
+  // calls (fsync, syncfs) it made.
+  struct CloseReport {
+    int streams = 0, together = 0;
+    uint64_t syncs = 0;
+  };
+  CloseReport closeReport() const;
   // After finish(): an ad hoc JIT compile was still running and was left to
   // itself. Every artifact is closed; the process should end with _exit so
   // that no static destructor runs under that thread.

@@ -23,6 +23,7 @@
 #include "engine/engine.hpp"
 #include "engine/rules.hpp"
 #include "engine/stream.hpp"
+#include "storage/file_io.hpp"
 #if RDB_WITH_JIT
 #include "engine/jit_worker.hpp"
 #endif
@@ -54,6 +55,9 @@ struct Engine::Impl {
   std::unique_ptr<storage::DirectoryListing> startListing;
   int rotation = -1;
   std::string rotationFile;
+  // The number the session gave up to the archives of files of another layout
+  // (archiveNumber); shared by the streams of one start or one admission.
+  int givenUp = -1;
   int64_t ticksPerSecond = 1;  // scheduler ticks per second
   std::vector<int64_t> ticks;  // distinct intervals in ticks
   std::vector<int64_t> counters;
@@ -121,7 +125,19 @@ struct Engine::Impl {
   void setupSource(Stream& s, int64_t cap);
 
   std::string closeArtifacts(Stream& s, int rotation);
+  // closeArtifacts in its steps: the buffered data written; the index, the
+  // archives, the files closed (`synced`: no fsync, closeAll syncs the file
+  // system before and after); a PUBLISH sink's queue drained.
+  std::string writeData(Stream& s);
+  std::string closeFiles(Stream& s, int rotation, bool synced);
+  void drainSink(Stream& s);
+  std::vector<std::string> closeAll();  // every stream, at finish()
+  // The storage directory's file system, synced as a whole at the close.
+  std::unique_ptr<storage::io::FileSystemSync> storageSync;
+  Engine::CloseReport closeReport;
   void nextRotation();  // the rotation counter: past every archive on disk
+  void archiveChanged(const ir::Query& q, const storage::ArtifactPaths& paths, const storage::Descriptor& d);
+  int archiveNumber(const storage::ArtifactPaths& paths);
   void removeDisposable(Stream& s);
   void dropGraph();
 

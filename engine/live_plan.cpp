@@ -318,6 +318,7 @@ void Engine::Impl::dropNewest() {
 
 Admission Engine::admit(const ir::Plan& cand) {
   Impl& m = *impl_;
+  m.givenUp = -1;  // an archive of this admission's streams takes a number of its own
   std::vector<const ir::Query*> fresh;
   if (std::string id = m.changedStream(cand, fresh); !id.empty()) return {Admission::Result::CHANGES_RUNNING, id};
   m.refineTicks(fresh);

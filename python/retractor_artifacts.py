@@ -5,7 +5,9 @@ A stream leaves a family of files in the storage directory (storage/artifacts.hp
 ``<id>.desc`` (the schema, text), the data file ``<F>`` or, under ``RETENTION c s``,
 segments ``<F>_segment_<k>``, the NULL index ``<F>.meta`` and the update logs
 ``<F>.shadow`` / ``<F>.meta.shadow``; a ROTATION archive of session N is
-``<F>.old<N>`` with ``<F>.meta.old<N>`` and ``<F>_segment_<k>.old<N>``.
+``<F>.old<N>`` with ``<F>.meta.old<N>`` and ``<F>_segment_<k>.old<N>``, read
+with its own descriptor ``<F>.desc.old<N>`` (archives made before sessions kept
+one read with ``<id>.desc``).
 This module reads them without the engine, so that a stored run can be analysed
 or plotted with numpy alone::
 
@@ -323,7 +325,8 @@ _SEGMENT = re.compile(r"^(.*)_segment_[0-9]+(\.shadow)?$")
 def _locate(path, desc=None):
     """The family of a path naming the stream: its data base, a ``.desc``, a
     ``.meta``/``.shadow``, a segment or an archive ``X.old<N>``. Without ``desc``
-    the descriptor is ``<name up to .old>.desc`` (as xtrdb ``open`` finds it)."""
+    the descriptor is, of an archive, its session's ``X.desc.old<N>`` when there
+    is one, else ``<name up to .old>.desc`` (as xtrdb ``open`` finds them)."""
     path = os.fspath(path)
     d, name = os.path.split(path)
     archive = ""
@@ -342,9 +345,11 @@ def _locate(path, desc=None):
         return _Family(os.path.join(d, name), os.fspath(desc), archive)
     for c in candidates:
         stem = c.split(".old")[0] if ".old" in c else c
-        dp = os.path.join(d, stem + ".desc")
-        if os.path.isfile(dp):
-            return _Family(os.path.join(d, c), dp, archive)
+        # The layout may have changed since the session: its own descriptor first.
+        own = [os.path.join(d, c + ".desc" + archive)] if archive else []
+        for dp in own + [os.path.join(d, stem + ".desc")]:
+            if os.path.isfile(dp):
+                return _Family(os.path.join(d, c), dp, archive)
     raise FileNotFoundError(
         f"no descriptor for {path}: looked for "
         + ", ".join(os.path.join(d, c + ".desc") for c in dict.fromkeys(candidates))

@@ -78,7 +78,12 @@ ArtifactPaths ArtifactPaths::forFile(const std::string& dir, const std::string& 
   ArtifactPaths p(inDir(dir, name), inDir(dir, (old == std::string::npos ? name : name.substr(0, old)) + ".desc"));
   // `X.old<N>`: the archive of session N (its last `.old`, digits to the end).
   const size_t last = name.rfind(".old");
-  if (last != std::string::npos && last > 0 && allDigits(name.substr(last + 4))) p.archive_ = name.substr(last);
+  if (last != std::string::npos && last > 0 && allDigits(name.substr(last + 4))) {
+    p.archive_ = name.substr(last);
+    // The session's own descriptor, when it kept one: the layout may have changed since.
+    std::error_code ec;
+    if (fs::is_regular_file(p.archived(".desc"), ec)) p.desc_ = p.archived(".desc");
+  }
   return p;
 }
 
@@ -176,6 +181,67 @@ void ArtifactPaths::remove(unsigned which, const DirectoryListing* listing) cons
                  std::error_code ec;
                  fs::remove(path, ec);
                });
+}
+
+// ================================================================ archives
+std::optional<std::string> changedLayout(const ArtifactPaths& p, const Descriptor& d, const DirectoryListing* listing) {
+  std::error_code ec;
+  bool present = !p.segments(listing).empty();
+  for (const std::string& f : {p.data(), p.meta(), p.shadow(), p.metaShadow()}) present = present || fs::exists(f, ec);
+  if (!present) return std::nullopt;
+  if (!fs::exists(p.desc(), ec)) return "no descriptor";
+  try {
+    const Descriptor stored = Descriptor::load(p.desc());
+    if (stored.text() == d.text()) return std::nullopt;
+    return stored.textLine();
+  } catch (const DescError&) {
+    return "an unreadable descriptor";
+  }
+}
+
+std::vector<std::string> archiveSession(const ArtifactPaths& p, int k, const DirectoryListing* listing) {
+  std::vector<std::string> names;
+  auto fail = [&](const std::string& what, int err) {
+    return StorageError("storage: cannot archive " + what + ": " + strerror(err) +
+                        " (files of another layout are never continued)");
+  };
+  // The descriptor first: whatever of the session is archived reads with it.
+  std::error_code ec;
+  if (fs::exists(p.desc(), ec)) {
+    const std::string to = p.descArchive(k), tmp = ArtifactPaths::tmpOf(to);
+    if (!fs::copy_file(p.desc(), tmp, fs::copy_options::overwrite_existing, ec)) {
+      std::remove(tmp.c_str());
+      throw fail(p.desc() + " as " + to, ec.value());
+    }
+    if (std::rename(tmp.c_str(), to.c_str()) != 0) {
+      const int err = errno;
+      std::remove(tmp.c_str());
+      throw fail(p.desc() + " as " + to, err);
+    }
+    names.push_back(fileName(to));
+  }
+  auto move = [&](const std::string& from) {
+    const std::string to = ArtifactPaths::rotatedOf(from, k);
+    if (std::rename(from.c_str(), to.c_str()) == 0) names.push_back(fileName(to));
+    else if (errno != ENOENT) throw fail(from + " as " + to, errno);
+  };
+  for (auto& seg : p.segments(listing)) {
+    move(seg.path);
+    move(ArtifactPaths::shadowOf(seg.path));
+  }
+  // The data last: while it is there, a start that finds it archives the rest again.
+  for (const std::string& f : {p.metaShadow(), p.meta(), p.shadow(), p.data()}) move(f);
+  if (int err = io::syncDirOf(p.data()))
+    io::reportError("rotation: cannot fsync the directory of " + p.data() + ": " + strerror(err));
+  return names;
+}
+
+void archiveDescriptor(const ArtifactPaths& p, const Descriptor& d, int k) {
+  try {
+    d.save(p.descArchive(k));
+  } catch (const DescError& e) {
+    io::reportError(std::string("rotation: ") + e.what());
+  }
 }
 
 // ================================================================ rotation counter

@@ -1,11 +1,13 @@
 // The artifact family of one stream: its descriptor from the query, every file
 // name of the family (data, .desc, .meta, .shadow, .meta.shadow, _segment_<k>,
-// .old<k>, .tmp), opening its store and index together, removal and rotation.
+// .old<k>, .desc.old<k>, .tmp), opening its store and index together, removal
+// and rotation.
 // Those names are composed here and nowhere else.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,7 +77,9 @@ class ArtifactPaths {
   // The inspector's file `name` in `dir` (a path join; `dir` may be empty): data
   // `dir/name`, descriptor `dir/<name up to .old>.desc`. An archive of session
   // N, `X.old<N>`, has the index, shadows of its session: `X.meta.old<N>`,
-  // `X.shadow.old<N>`, `X.meta.shadow.old<N>`.
+  // `X.shadow.old<N>`, `X.meta.shadow.old<N>`, and its descriptor
+  // `X.desc.old<N>` when that file exists (archives made before sessions kept
+  // their descriptor read with the stream's current one).
   static ArtifactPaths forFile(const std::string& dir, const std::string& name);
   // The storage map of `base`: data `base`, descriptor `base.desc`.
   static ArtifactPaths atBase(const std::string& base);
@@ -88,6 +92,8 @@ class ArtifactPaths {
   // The data file is the archive of an earlier session (`X.old<N>`, see forFile).
   bool isArchive() const { return !archive_.empty(); }
   std::string segment(uint64_t k) const { return data_ + "_segment_" + std::to_string(k); }
+  // The descriptor kept with the archive of session k: `<data>.desc.old<k>`.
+  std::string descArchive(int k) const { return rotatedOf(data_ + ".desc", k); }
   // Segments found beside the data file, by index.
   // The listing, when given and of the data file's directory, stands for the directory.
   std::vector<SegmentFile> segments(const DirectoryListing* listing = nullptr) const;
@@ -117,6 +123,25 @@ class ArtifactPaths {
   std::string dir_, stem_;  // where and under which name nextRotation() looks
   std::string archive_;     // ".old<N>" when the data file is an archive
 };
+
+// Under ROTATION, the files of a computed stream found on disk (data, index,
+// shadows, segments) are continued only when the stream's `.desc` there is `d`.
+// Returns what they were written with instead (the stored descriptor as one
+// line, or "no descriptor" / "an unreadable descriptor"); nullopt when there
+// are no such files or their descriptor is `d`.
+std::optional<std::string> changedLayout(const ArtifactPaths& p, const Descriptor& d,
+                                         const DirectoryListing* listing = nullptr);
+// Archives an earlier session's files whole under number k, as a clean shutdown
+// of session k does, so that a new session starts the stream afresh: first its
+// `.desc` is copied to descArchive(k), then segments (and their shadows),
+// index shadow, index, shadow and data are renamed to `<file>.old<k>`. Returns
+// the archive's file names. A failure is a StorageError naming the file (the
+// caller must not continue the files then).
+std::vector<std::string> archiveSession(const ArtifactPaths& p, int k, const DirectoryListing* listing = nullptr);
+// The clean shutdown of session k: `d`, the descriptor its records were
+// written with, is saved as descArchive(k) beside the archive. A failure is
+// reported on stderr only, as the archive's renames are.
+void archiveDescriptor(const ArtifactPaths& p, const Descriptor& d, int k);
 
 // The ROTATION counter file (book rotation.md). The session number it holds:
 // 0 when there is no file; a file that is empty, unreadable or holds anything

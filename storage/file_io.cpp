@@ -2,9 +2,13 @@
 #include "file_io.hpp"
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -79,19 +83,69 @@ std::string dirOf(const std::string& file) {
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : file.substr(0, slash);
 }
+
+std::atomic<uint64_t> gSyncs{0};
+
+// syncfs(2) reports writeback errors from Linux 5.8 on; not for files of a
+// stacked or remote file system, whose syncfs may neither reach the storage
+// under it nor see its errors (overlayfs, FUSE, NFS: fsync a file there).
+bool syncfsReportsErrors(int fd) {
+  struct utsname u {};
+  if (uname(&u) != 0) return false;
+  int major = 0, minor = 0;
+  if (sscanf(u.release, "%d.%d", &major, &minor) != 2) return false;
+  if (major < 5 || (major == 5 && minor < 8)) return false;
+  struct statfs fs {};
+  if (fstatfs(fd, &fs) != 0) return false;
+  const auto type = static_cast<unsigned long>(fs.f_type);
+  return type != OVERLAYFS_SUPER_MAGIC && type != FUSE_SUPER_MAGIC && type != NFS_SUPER_MAGIC;
+}
 }  // namespace
+
+int syncFile(int fd) {
+  gSyncs.fetch_add(1, std::memory_order_relaxed);
+  return ::fsync(fd) != 0 ? errno : 0;
+}
+
+uint64_t syncCalls() { return gSyncs.load(std::memory_order_relaxed); }
+
+FileSystemSync::FileSystemSync(const std::string& dir) {
+  fd_ = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  struct stat st {};
+  if (fd_ >= 0 && fstat(fd_, &st) != 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  dev_ = st.st_dev;
+  reportsErrors_ = fd_ >= 0 && syncfsReportsErrors(fd_);
+}
+
+FileSystemSync::~FileSystemSync() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool FileSystemSync::holds(int fd) const {
+  struct stat st {};
+  return fd_ >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev_;
+}
+
+int FileSystemSync::sync() {
+  if (fd_ < 0) return EBADF;
+  gSyncs.fetch_add(1, std::memory_order_relaxed);
+  return ::syncfs(fd_) != 0 ? errno : 0;
+}
 
 int syncDirOf(const std::string& file) {
   int fd = ::open(dirOf(file).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return errno;
-  int err = ::fsync(fd) != 0 ? errno : 0;
+  int err = syncFile(fd);
   if (::close(fd) != 0 && err == 0) err = errno;
   return err;
 }
 
 void reportError(const std::string& message) { fprintf(stderr, "ERROR: %s\n", message.c_str()); }
 
-bool rotateStorageFile(const std::string& from, const std::string& to) {
+bool rotateStorageFile(const std::string& from, const std::string& to, bool syncDir) {
   struct stat st {};
   if (::lstat(from.c_str(), &st) != 0) {
     if (errno != ENOENT) reportError("rotation: cannot inspect " + from + ": " + strerror(errno));
@@ -103,6 +157,7 @@ bool rotateStorageFile(const std::string& from, const std::string& to) {
     reportError("rotation: cannot rename " + from + " to " + to + ": " + strerror(errno));
     return false;
   }
+  if (!syncDir) return true;
   if (int err = syncDirOf(to)) reportError("rotation: cannot fsync the directory of " + to + ": " + strerror(err));
   if (dirOf(from) != dirOf(to))
     if (int err = syncDirOf(from))

@@ -172,7 +172,7 @@ void MetaIndex::rewriteAll() {
   for (auto& r : runs_) encode(buf, r, r.count);
   size_t done = 0;
   int err = pwriteAll(fd, buf.data(), buf.size(), 0, done);
-  if (!err && fsync(fd) != 0) err = errno;
+  if (!err) err = syncFile(fd);
   ::close(fd);
   if (err) {
     std::remove(tmp.c_str());
@@ -265,17 +265,21 @@ void MetaIndex::align(uint64_t dataRecords) {
 
 uint64_t MetaIndex::records() const { return total_; }
 
-void MetaIndex::rotate(int n) {
+void MetaIndex::rotate(int n, bool synced) {
   if (!persistent_) return;
-  rotateStorageFile(shadowPath_, ArtifactPaths::rotatedOf(shadowPath_, n));
+  rotateStorageFile(shadowPath_, ArtifactPaths::rotatedOf(shadowPath_, n), !synced);
   if (fd_ >= 0) {
-    if (fsync(fd_) != 0 && errno != EINVAL) reportError("rotation: fsync failed on " + path_ + ": " + strerror(errno));
+    if (!synced)
+      if (int e = syncFile(fd_); e && e != EINVAL)
+        reportError("rotation: fsync failed on " + path_ + ": " + strerror(e));
     ::close(fd_);
     fd_ = -1;
   }
-  rotateStorageFile(path_, ArtifactPaths::rotatedOf(path_, n));
+  rotateStorageFile(path_, ArtifactPaths::rotatedOf(path_, n), !synced);
   persistent_ = false;
 }
+
+bool MetaIndex::onFileSystem(const FileSystemSync& fs) const { return fd_ < 0 || fs.holds(fd_); }
 
 std::vector<uint8_t> MetaIndex::bitmapAt(uint64_t i) const {
   for (auto it = shadow_.rbegin(); it != shadow_.rend(); ++it)

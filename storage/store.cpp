@@ -131,7 +131,7 @@ class FileStore : public Store {
     if (shadow_ && ftruncate(sfd_, 0) != 0) throw StorageError("storage: cannot purge " + shadowPath_);
     count_ = 0;
   }
-  void close(int rotation) override {
+  void close(int rotation, bool synced = false) override {
     std::string err;
     if (fd_ >= 0) {
       try {
@@ -139,19 +139,23 @@ class FileStore : public Store {
       } catch (const StorageError& e) {
         err = e.what();
       }
-      if (fsync(fd_) != 0 && err.empty() && error_.empty() && errno != EINVAL)
-        err = "storage: fsync failed on " + path_ + ": " + strerror(errno);
+      if (!synced)
+        if (int e = syncFile(fd_); e && err.empty() && error_.empty() && e != EINVAL)
+          err = "storage: fsync failed on " + path_ + ": " + strerror(e);
       ::close(fd_);
       fd_ = -1;
-      if (rotation >= 0) rotateStorageFile(path_, ArtifactPaths::rotatedOf(path_, rotation));
+      if (rotation >= 0) rotateStorageFile(path_, ArtifactPaths::rotatedOf(path_, rotation), !synced);
     }
     if (sfd_ >= 0) {
-      fsync(sfd_);
+      if (!synced) syncFile(sfd_);
       ::close(sfd_);
       sfd_ = -1;
-      if (rotation >= 0) rotateStorageFile(shadowPath_, ArtifactPaths::rotatedOf(shadowPath_, rotation));
+      if (rotation >= 0) rotateStorageFile(shadowPath_, ArtifactPaths::rotatedOf(shadowPath_, rotation), !synced);
     }
     if (!err.empty()) throw StorageError(err);
+  }
+  bool onFileSystem(const FileSystemSync& fs) const override {
+    return (fd_ < 0 || fs.holds(fd_)) && (sfd_ < 0 || fs.holds(sfd_));
   }
   bool shadowed() const override { return shadow_; }
   std::vector<std::string> files() const override { return {path_}; }
@@ -164,8 +168,8 @@ class FileStore : public Store {
   uint64_t count_ = 0, flushed_ = 0;
   static constexpr size_t kBuffer = 64 * 1024;
   // Written bytes are handed to the disk every kWriteback while the run goes
-  // on, so the fsync at close waits for the last stretch only, not for the
-  // whole file (advisory: close's fsync reports any error).
+  // on, so the sync at close waits for the last stretch only, not for the
+  // whole file (advisory: the close's fsync or syncfs reports any error).
   static constexpr off_t kWriteback = off_t(8) << 20;
   off_t handedOver_ = 0;
   void startWriteback() {
@@ -243,16 +247,19 @@ class SegmentedStore : public Store {
     first_ = 0;
     open(0);
   }
-  void close(int rotation) override {
+  void close(int rotation, bool synced = false) override {
     std::string err;
     for (auto& s : segments_) {
       try {
-        s->close(rotation);
+        s->close(rotation, synced);
       } catch (const StorageError& e) {
         if (err.empty()) err = e.what();
       }
     }
     if (!err.empty()) throw StorageError(err);
+  }
+  bool onFileSystem(const FileSystemSync& fs) const override {
+    return std::all_of(segments_.begin(), segments_.end(), [&](auto& s) { return s->onFileSystem(fs); });
   }
   bool shadowed() const override { return shadow_; }
   std::vector<std::string> files() const override {
@@ -320,7 +327,7 @@ class MemoryStore : public Store {
     data_.clear();
     count_ = 0;
   }
-  void close(int) override {}
+  void close(int, bool = false) override {}
   std::vector<std::string> files() const override { return {}; }
 
  private:

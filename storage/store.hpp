@@ -18,6 +18,10 @@
 
 namespace storage {
 
+namespace io {
+class FileSystemSync;
+}
+
 struct StorageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -41,11 +45,16 @@ class Store {
   virtual bool read(uint64_t i, uint8_t* rec) = 0;  // false when out of range / not held
   virtual void update(uint64_t i, const uint8_t* rec) = 0;
   virtual void purge() = 0;
-  // Writes the buffer and closes the files (always closed, even when the last
-  // write fails: then StorageError is thrown after closing); with rotation >= 0
-  // data files and their shadows are renamed to X.old<rotation>,
+  // Writes the buffer, fsyncs and closes the files (always closed, even when
+  // the last write fails: then StorageError is thrown after closing); with
+  // rotation >= 0 data files and their shadows are renamed to X.old<rotation>,
   // X.shadow.old<rotation> (rename failures are reported on stderr only).
-  virtual void close(int rotation) = 0;
+  // `synced`: the caller flushed the store and synced its file system since,
+  // and syncs it again after the close: nothing is fsynced here, nor the
+  // directory after a rename.
+  virtual void close(int rotation, bool synced = false) = 0;
+  // Whether every open file of the store lies on the file system of `fs`.
+  virtual bool onFileSystem(const io::FileSystemSync&) const { return true; }
   virtual bool shadowed() const { return false; }
   // Writes buffered records (appends are buffered in whole records).
   virtual void flush() {}
@@ -102,8 +111,11 @@ class MetaIndex {
   // owner flushed it first): its `.meta.shadow`, when there is one, becomes
   // `.meta.shadow.old<n>`, then the `.meta` becomes `.meta.old<n>`. The index
   // is detached: nothing more is written and no new `.meta` is created.
-  // Rename failures are reported on stderr only.
-  void rotate(int n);
+  // Rename failures are reported on stderr only. `synced`: as Store::close's,
+  // the caller syncs the file system after (no fsync here).
+  void rotate(int n, bool synced = false);
+  // Whether the index file lies on the file system of `fs` (true without one).
+  bool onFileSystem(const io::FileSystemSync& fs) const;
 
  private:
   struct Run {

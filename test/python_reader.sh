@@ -4,7 +4,8 @@
 # sources, then every record the Python reader returns is compared value by
 # value with what `xtrdb list` prints for the same files: NULLs (division by
 # zero, NULL tokens, a FLOAT window), RETENTION segments (some dropped),
-# DIRECT/POSIX profiles, RATIONAL reducers, arrays, ROTATION archives,
+# DIRECT/POSIX profiles, RATIONAL reducers, arrays, ROTATION archives (each
+# read with its own descriptor after a layout change),
 # .shadow/.meta.shadow updates, corrupt files (errors naming file and offset),
 # ranged reads against whole ones, and 3 records printed from a 10 GiB sparse
 # data file in bounded memory.
@@ -337,6 +338,17 @@ done
 if cmp_py flat "$w2/out/arr" 6 "$w2/acopy1.xt" >"$w2/arr.cmp" 2>&1; then ok "BINFILE source arr (INTEGER[4] BYTE[3] DOUBLE[2]) equals the engine's flat copy"; else bad "BINFILE arrays" "$w2/arr.cmp"; fi
 # A segmented archive: kept_segment_K.old1 with kept.meta.old1 (xtrdb has no name for it).
 if cmp_py column "$w2/out/kept.old1" "$w2/acopy1.xt" arr_0 >"$w2/kept.cmp" 2>&1; then ok "segmented archive kept.old1 equals acopy.old1 by global index"; else bad "segmented archive" "$w2/kept.cmp"; fi
+# A third session gives acopy another layout (in a copy of the run: the reads
+# of run2 below stay as they are). Each archive reads with its own descriptor,
+# acopy.desc.old<N>: session 0 still equals what xtrdb listed before the change.
+w4=$tmp/run4
+cp -a "$w2" "$w4" && rm -rf "$w4/tmp" "$w4/xt"
+sed 's/SELECT \* STREAM acopy FROM arr/SELECT arr[0], arr[7] * 2 STREAM acopy FROM arr/' "$w2/q.rql" >"$w4/q.rql"
+if engine "$w4" q.rql 4 && [ -f "$w4/out/acopy.desc.old2" ]; then ok "a third session writes acopy with another layout"; else bad "layout change run" "$w4/run.err"; fi
+if cmp_py same "$w4/out/acopy.old0" "$w2/acopy0.xt" >"$w4/old0.cmp" 2>&1; then ok "archive acopy.old0 reads with its own descriptor after the layout changed"; else bad "archive of the earlier layout" "$w4/old0.cmp"; fi
+cp -a "$w4/out" "$w4/xt"
+printf 'storage xt\nopen acopy.old2\nlist 100\nquit\n' | xtrdb "$w4" >"$w4/acopy2.xt"
+if cmp_py same "$w4/out/acopy.old2" "$w4/acopy2.xt" >"$w4/old2.cmp" 2>&1; then ok "archive acopy.old2 (INTEGER, DOUBLE) equals xtrdb's"; else bad "archive of the new layout" "$w4/old2.cmp"; fi
 
 # ================================================================ 5. corrupt and truncated files
 c=$tmp/bad

@@ -142,6 +142,8 @@ int runEngine(tools::Instance& inst, const ir::Plan& plan, const RunArgs& a, Pla
       auto secs = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
       fmt::print("processed {} slots in {:.3f} s (close {:.3f} s)\n", slots, secs(runEnd - runStart),
                  secs(Clock::now() - runEnd));
+      const engine::Engine::CloseReport c = eng.closeReport();
+      fmt::print("closed {} streams with {} syncs ({} synced together by syncfs)\n", c.streams, c.syncs, c.together);
       // RATIONAL results that were not exactly representable, per stream.
       for (auto& st : eng.status())
         if (st.rounded) fmt::print("rounded: {} {} values to the nearest RATIONAL\n", st.id, st.rounded);

@@ -136,3 +136,50 @@ TEST_CASE("segments rotate one by one; a store without a shadow leaves none", "[
   CHECK(filesIn(d.dir) ==
         std::set<std::string>{"r_segment_0.old0", "r_segment_1.old0", "r_segment_2.old0", "r.meta.old0"});
 }
+
+// Files written with another descriptor than the stream's are never continued:
+// they are archived whole under one number, the descriptor copied first, and
+// the inspector's name for the archive reads with that descriptor.
+TEST_CASE("files of another layout are archived whole with their descriptor", "[storage][rotation]") {
+  testing::RunDir d;
+  const std::string dir = d.dir.string() + "/";
+  const auto p = ArtifactPaths::forStream(dir, "x", "x");
+  const storage::Descriptor two = twoInts();
+  storage::Descriptor three = twoInts();
+  three.entries.push_back(three.entries[0]);
+  three.entries.back().name = "c";
+  CHECK_FALSE(storage::changedLayout(p, two));  // nothing on disk
+  {
+    auto f = storage::startFamily(p, two, 8, false);
+    int32_t rec[2] = {1, 2};
+    f.append(reinterpret_cast<uint8_t*>(rec), {0x2});
+    f.append(reinterpret_cast<uint8_t*>(rec), {0x0});
+    f.flush();
+  }
+  CHECK_FALSE(storage::changedLayout(p, two));
+  REQUIRE(storage::changedLayout(p, three) == std::optional<std::string>("{ INTEGER a INTEGER b }"));
+  const auto names = storage::archiveSession(p, 5);
+  CHECK(std::set<std::string>(names.begin(), names.end()) ==
+        std::set<std::string>{"x.desc.old5", "x.old5", "x.meta.old5", "x.shadow.old5"});
+  CHECK(filesIn(d.dir) == std::set<std::string>{"x.desc", "x.desc.old5", "x.old5", "x.meta.old5", "x.shadow.old5"});
+  CHECK_FALSE(storage::changedLayout(p, three));  // the stream starts afresh
+  CHECK(ArtifactPaths::forFile(d.dir.string(), "x.old5").desc() == dir + "x.desc.old5");
+  CHECK(ArtifactPaths::forFile(d.dir.string(), "x.old4").desc() == dir + "x.desc");  // an archive without its own
+  const auto a = ArtifactPaths::forFile(d.dir.string(), "x.old5");
+  auto f = storage::openFamily(a, storage::Descriptor::load(a.desc()), "DEFAULT", 8);
+  CHECK(f.store->count() == 2);
+  CHECK(f.meta->bitmapAt(0) == std::vector<uint8_t>{0x2});
+  // Data without a descriptor is not continued either.
+  fs::remove(d.dir / "x.desc");
+  std::ofstream(d.dir / "x") << "12345678";
+  CHECK(storage::changedLayout(p, two) == std::optional<std::string>("no descriptor"));
+}
+
+// The clean shutdown's copy of the descriptor: what the session's records were written with.
+TEST_CASE("a session's descriptor is archived beside its data", "[storage][rotation]") {
+  testing::RunDir d;
+  const auto p = ArtifactPaths::forStream(d.dir.string() + "/", "s", "data");
+  storage::archiveDescriptor(p, twoInts(), 2);
+  CHECK(filesIn(d.dir) == std::set<std::string>{"data.desc.old2"});
+  CHECK(storage::Descriptor::load((d.dir / "data.desc.old2").string()).text() == twoInts().text());
+}

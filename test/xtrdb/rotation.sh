@@ -2,7 +2,9 @@
 # xtrdb over ROTATION archives: two engine sessions leave x.old0 and x.old1,
 # each with the index and shadow of its session (x.meta.oldN, x.shadow.oldN).
 # `xtrdb -s x` lists them by session; `open x.old0` reads that session's
-# records with its own NULL bits and creates no file.
+# records with its own NULL bits and creates no file. A third session with x
+# of another layout leaves x.old2: each archive reads with its own descriptor
+# (x.desc.oldN), so sessions 0 and 2 both read as written.
 # Usage: rotation.sh XRETRACTOR XTRDB
 set -uo pipefail
 XR=$1 XT=$2
@@ -35,5 +37,15 @@ check "its index gives record 1 a NULL" grep -qF '{ x_0:3 x_1:null }' open.txt
 check "record 2 is not NULL" grep -qF '{ x_0:5 x_1:6 }' open.txt
 ls x* > after.lst
 check "open creates no file" cmp -s before.lst after.lst
+check "session 0 keeps its descriptor" grep -qs 'INTEGER x_1' x.desc.old0
+# Session 2: x becomes INTEGER, DOUBLE, STRING[2] (14-byte records instead of 8).
+sed 's/SELECT src\[0\], src\[1\] STREAM x/SELECT src[0], to_double(src[1]) \/ 2, '"'ab'"' STREAM x/' q.rql > q2.rql
+"$XR" q2.rql --no-clock -m 3 >/dev/null 2>&1 || { echo "xretractor failed (session 2)"; exit 1; }
+printf '%s\n' "open x.old0" size "list 3" "open x.old2" size "list 2" quit | "$XT" noprompt > layouts.txt 2>&1
+check "session 0 still has 3 records" grep -q '^3 Record(s)' layouts.txt
+check "session 0 reads as written" grep -qF '{ x_0:5 x_1:6 }' layouts.txt
+check "session 2 reads with its own layout" grep -qF '{ x_0:3 x_1:null x_2:ab }' layouts.txt
+check "session 2 has 2 records" grep -q '^2 Record(s)' layouts.txt
+check "of 14 bytes" grep -q '^14 Byte(s) per record' layouts.txt
 [ $fail = 0 ] && echo "xtrdb over rotation archives: as expected"
 exit $fail
