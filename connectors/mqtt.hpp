@@ -54,7 +54,8 @@ std::string checkPayload(std::string_view payload, int64_t maxBytes, int maxDept
 
 // Record payloads (checkPayload first). A JSON object with the declared
 // field names (a missing or null field is NULL; an array field takes a JSON
-// array), or the values as text separated by blanks or commas (an empty
+// array; a FLOAT or DOUBLE also takes "NaN", "Infinity" or "-Infinity", as
+// encodeRecord writes them), or the values as text separated by blanks or commas (an empty
 // value between commas is NULL), in
 // declaration order. `index` gets the object's "n" (a record this engine
 // published), else -1. False (and `why`) for a payload that is neither.
@@ -62,7 +63,10 @@ bool decodePayload(const std::string& payload, const std::vector<ir::Field>& sch
                    uint8_t* rec, uint8_t* nulls, int64_t& index, std::string& why);
 
 // {"stream": ..., "n": ..., "t": seconds, "t_exact": "p/q", field: value, ...}:
-// NULL as null, RATIONAL as a number plus "<field>_exact": "p/q".
+// NULL as null, RATIONAL as a number plus "<field>_exact": "p/q", a STRING as
+// storage::jsonText (invalid UTF-8 as U+FFFD), a FLOAT or DOUBLE NaN or
+// infinity as the string storage::nonFiniteName gives. Never throws on a
+// record's bytes (fuzz/fuzz_json.cpp).
 std::string encodeRecord(const std::string& stream, int64_t n, const std::string& tExact,
                          const std::vector<ir::Field>& schema, const ir::Layout& layout, const uint8_t* rec,
                          const uint8_t* nulls);

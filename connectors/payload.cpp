@@ -2,10 +2,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "connectors/mqtt.hpp"
 #include "ir/values.hpp"
+#include "storage/json_text.hpp"
 
 namespace connectors {
 
@@ -17,7 +19,7 @@ using Json = nlohmann::ordered_json;
 std::string describe(const Json& v) {
   if (v.is_array()) return "an array of " + std::to_string(v.size());
   if (v.is_object()) return "an object";
-  std::string s = v.dump();
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
   return s.size() > 40 ? s.substr(0, 40) + "..." : s;
 }
 
@@ -93,6 +95,27 @@ bool elementFromText(std::string_view tok, const ir::Element& el, uint8_t* d, ui
   }
 }
 
+// A FLOAT or DOUBLE written as PUBLISH writes a value JSON has no number for
+// (storage::nonFiniteName): "NaN", "Infinity" or "-Infinity", exactly.
+bool nonFiniteFromJson(const std::string& s, const ir::Element& el, uint8_t* d, uint8_t& isNull, std::string& why) {
+  double x;
+  if (s == "NaN") x = std::numeric_limits<double>::quiet_NaN();
+  else if (s == "Infinity") x = std::numeric_limits<double>::infinity();
+  else if (s == "-Infinity") x = -std::numeric_limits<double>::infinity();
+  else {
+    why = "'" + describe(s) + "' is not a " + ir::typeName(el.type);
+    return false;
+  }
+  isNull = 0;
+  if (el.type == ir::Type::FLOAT) {
+    const float f = float(x);
+    memcpy(d, &f, 4);
+  } else {
+    memcpy(d, &x, 8);
+  }
+  return true;
+}
+
 // One element from a JSON value (numbers, or "p/q" text for a RATIONAL).
 bool elementFromJson(const Json& v, const ir::Element& el, uint8_t* d, uint8_t& isNull, std::string& why) {
   if (v.is_null()) {
@@ -112,6 +135,8 @@ bool elementFromJson(const Json& v, const ir::Element& el, uint8_t* d, uint8_t& 
   }
   if (v.is_string() && el.type == ir::Type::RATIONAL)
     return elementFromText(v.get_ref<const std::string&>(), el, d, isNull, why);
+  if (v.is_string() && (el.type == ir::Type::FLOAT || el.type == ir::Type::DOUBLE))
+    return nonFiniteFromJson(v.get_ref<const std::string&>(), el, d, isNull, why);
   if (!v.is_number()) {
     why = "'" + describe(v) + "' is not a " + ir::typeName(el.type);
     return false;
@@ -250,12 +275,12 @@ Json elementJson(const ir::Element& el, const uint8_t* p) {
     case ir::Type::FLOAT: {
       float v;
       memcpy(&v, p, 4);
-      return std::isfinite(v) ? Json(double(v)) : Json();
+      return std::isfinite(v) ? Json(double(v)) : Json(storage::nonFiniteName(v));
     }
     case ir::Type::DOUBLE: {
       double v;
       memcpy(&v, p, 8);
-      return std::isfinite(v) ? Json(v) : Json();
+      return std::isfinite(v) ? Json(v) : Json(storage::nonFiniteName(v));
     }
     case ir::Type::RATIONAL: {
       ir::val::Rat r;
@@ -271,7 +296,8 @@ Json elementJson(const ir::Element& el, const uint8_t* p) {
       return Json::array({a, b});
     }
     case ir::Type::STRING:
-      return std::string(reinterpret_cast<const char*>(p), strnlen((const char*)p, size_t(el.size)));
+      return storage::jsonText(
+          std::string_view(reinterpret_cast<const char*>(p), strnlen((const char*)p, size_t(el.size))));
     default: return Json();
   }
 }
@@ -353,7 +379,8 @@ std::string encodeRecord(const std::string& stream, int64_t n, const std::string
     }
     e += count;
   }
-  return j.dump();
+  // Every string is valid UTF-8 already (jsonText); replace, not throw, all the same.
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace connectors

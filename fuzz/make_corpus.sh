@@ -9,6 +9,7 @@
 #   fuzz_source   examples/*.txt and the cases' .txt data behind layout bytes
 #   fuzz_config   TOML files: the docs' examples, every key, the cases' form
 #   fuzz_wire     IPC streams written by fuzz_seeds (frames of ipc/wire.cpp)
+#   fuzz_json     the records of fuzz/regressions/fuzz_json (invalid UTF-8, NaN, NULL)
 # Usage: fuzz/make_corpus.sh OUT_DIR [TARGET]     (TARGET: fuzz_compile)
 #   RQL_CONFORMANCE_CASES overrides the cases directory
 #   (default: <repo>/../shared/conformance/cases, as laid out on /work).
@@ -152,6 +153,10 @@ TOML
 fuzz_wire)
   gen=${RDB_FUZZ_SEEDS:-$repo/build-fuzz/fuzz/fuzz_seeds}
   if [ -x "$gen" ]; then "$gen" "$out"; else echo "make_corpus.sh: note: $gen not built, no wire seeds" >&2; fi
+  exit 0 ;;
+fuzz_json)
+  cp "$repo"/fuzz/regressions/fuzz_json/* "$out/"
+  echo "make_corpus.sh: wrote $(ls "$out" | wc -l) $target seeds into $out"
   exit 0 ;;
 *) echo "make_corpus.sh: unknown target $target" >&2; exit 2 ;;
 esac

@@ -9,6 +9,7 @@
 #   fuzz_wire     IPC byte streams: FrameReader and the tree text (ipc/wire.cpp)
 #   fuzz_config   the TOML configuration file (tools/config.cpp)
 #   fuzz_source   TEXTFILE sources under a few layouts (storage/source.cpp)
+#   fuzz_json     record bytes through the JSON writers: PUBLISH, xqry -j, /events (storage/json_text.cpp)
 #
 #   tools/fuzz.sh                      # 60 s
 #   tools/fuzz.sh -max_total_time=600  # 10 min

@@ -4,8 +4,6 @@
 #include <sys/socket.h>
 
 #include <atomic>
-#include <cerrno>
-#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -24,47 +22,14 @@ namespace {
 
 using Json = nlohmann::json;
 
-// A value's text as a JSON number for plotting: integers stay exact, a
-// RATIONAL "p/q" becomes p/q; anything else (a STRING, a pair, an array, nan)
-// is null, and the text field keeps it.
-Json numberOf(const std::string& text) {
-  const char* s = text.c_str();
-  char* end = nullptr;
-  errno = 0;
-  const long long i = strtoll(s, &end, 10);
-  if (end != s && *end == 0 && errno == 0) return i;
-  if (end != s && *end == '/' && errno == 0) {
-    const char* d = end + 1;
-    const long long q = strtoll(d, &end, 10);
-    if (end != d && *end == 0 && q != 0) return double(i) / double(q);
-    return Json();
-  }
-  const double v = strtod(s, &end);
-  return end != s && *end == 0 && std::isfinite(v) ? Json(v) : Json();
-}
-
-// One data message of a subscription as the page's JSON: values as numbers,
-// text as the engine wrote them (exact, e.g. "57/2"), null for NULL.
-Json recordJson(const ipc::Tree& m) {
+// One data message of a subscription as the page's JSON (liveEventJson).
+std::string recordJson(const ipc::Tree& m) {
   std::vector<std::string> text;
   std::vector<bool> nulls;
   ipc::recordOf(m, text, nulls);
-  Json values = Json::array(), texts = Json::array();
-  for (size_t k = 0; k < text.size(); ++k) {
-    values.push_back(nulls[k] ? Json() : numberOf(text[k]));
-    texts.push_back(nulls[k] ? Json() : Json(text[k]));
-  }
-  Json j;
-  j["values"] = std::move(values);
-  j["text"] = std::move(texts);
-  if (const ipc::Tree* n = m.path("n")) j["n"] = atoll(n->value.c_str());
-  if (const ipc::Tree* t = m.path("t")) {  // "p/q" seconds as a number
-    const std::string& text = t->value;
-    const size_t slash = text.find('/');
-    j["t"] = slash == std::string::npos ? atof(text.c_str())
-                                        : atof(text.substr(0, slash).c_str()) / atof(text.substr(slash + 1).c_str());
-  }
-  return j;
+  const ipc::Tree* n = m.path("n");
+  const ipc::Tree* t = m.path("t");
+  return liveEventJson(text, nulls, n ? n->value : "", t ? t->value : "");
 }
 
 // Connection threads made on demand, at most `max`. httplib's default pool
@@ -159,7 +124,7 @@ LivePage::LivePage(const std::string& hostPort, const std::string& socketPath, c
           i["count"] = atoll(e.get("count").c_str());
           list.push_back(std::move(i));
         }
-    res.set_content(list.dump(), "application/json");
+    res.set_content(list.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
   });
   m.http.Get("/events", [this](const httplib::Request& req, httplib::Response& res) {
     const std::string stream = req.get_param_value("stream");
@@ -203,7 +168,7 @@ LivePage::LivePage(const std::string& hostPort, const std::string& socketPath, c
         }
         if (st != ipc::Client::Status::Ok || msg.get("stream") == ipc::kEndMarker) break;
         if (msg.get("stream") != stream || msg.path("lost")) continue;
-        const std::string event = "data: " + recordJson(msg).dump() + "\n\n";
+        const std::string event = "data: " + recordJson(msg) + "\n\n";
         if (!sink.write(event.data(), event.size())) return false;
       }
       sink.done();

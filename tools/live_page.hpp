@@ -8,8 +8,18 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tools {
+
+// One record of a subscription as the data of an /events message:
+// {"values": [...], "text": [...], "n": N, "t": seconds}. `text` is each value
+// as the engine wrote it (a STRING as storage::jsonText: invalid UTF-8 as
+// U+FFFD), `values` the same as numbers to plot (null for a STRING, a pair,
+// NaN or an infinity); a NULL is null in both. `n`, `t` ("p/q"): left out when
+// empty. Never throws on any bytes of a value (fuzz/fuzz_json.cpp).
+std::string liveEventJson(const std::vector<std::string>& text, const std::vector<bool>& nulls, const std::string& n,
+                          const std::string& t);
 
 class LivePage {
  public:

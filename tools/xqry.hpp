@@ -37,7 +37,10 @@ using Json = nlohmann::ordered_json;
 
 // stdout is unbuffered: one write per rendered record or table.
 void out(const std::string& s);
-void outJson(const Json& j);    // one line: the compact JSON text of j
+// The compact JSON text of j, strings as storage::appendJsonString writes them
+// (invalid UTF-8 as U+FFFD): valid JSON whatever bytes the strings hold.
+std::string jsonLine(const Json& j);
+void outJson(const Json& j);    // one line: jsonLine(j)
 void outYaml(const Json& doc);  // "---", then doc as YAML
 Json yamlDocument();            // a YAML document's root: apiVersion xqry/v1, then what is added
 Json event(const char* name);   // a JSON-lines event: {"version":1,"event":name}
@@ -46,6 +49,10 @@ Json event(const char* name);   // a JSON-lines event: {"version":1,"event":name
 void appendEntry(Json& map, const std::string& key, Json value);
 void jsonError(const std::string& code, const std::string& message);
 Json schemaEvent(const std::string& stream, const Schema& s);
+// A `record` event: the values as text (null for NULL); `n` and `t` ("p/q"
+// seconds) as the server sent them, left out when empty.
+Json recordEvent(const std::string& stream, const std::vector<std::string>& values, const std::vector<bool>& nulls,
+                 const std::string& n, const std::string& t);
 std::string csvField(const std::string& s);
 
 // Renders the records of one subscription in the chosen format.

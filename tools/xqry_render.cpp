@@ -7,27 +7,17 @@
 #include <chrono>
 #include <cstdio>
 
+#include "storage/json_text.hpp"
 #include "xqry.hpp"
 
 namespace xqry {
 
 namespace {
 
-// A string as the reference writes it: its bytes as they are (field values need not
-// be UTF-8, where dump() throws) and control characters other than \n, \r and \t
-// as \u00xx (where dump() writes \b and \f).
-void quoteTo(const std::string& s, std::string& o) {
-  o += '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') o += {'\\', char(c)};
-    else if (c == '\n') o += "\\n";
-    else if (c == '\r') o += "\\r";
-    else if (c == '\t') o += "\\t";
-    else if (c < 0x20) o += fmt::format("\\u{:04x}", c);
-    else o += char(c);
-  }
-  o += '"';
-}
+// A string as JSON text: storage::appendJsonString, where invalid UTF-8 (field
+// values need not be UTF-8, where dump() throws) becomes U+FFFD and control
+// characters other than \n, \r and \t are \u00xx (where dump() writes \b and \f).
+void quoteTo(const std::string& s, std::string& o) { storage::appendJsonString(o, s); }
 
 // nlohmann's compact dump() of a value, strings quoted by quoteTo.
 void dumpTo(const Json& j, std::string& o) {
@@ -70,11 +60,13 @@ int elementCount(const std::string& type) {
 
 void out(const std::string& s) { fwrite(s.data(), 1, s.size(), stdout); }
 
-void outJson(const Json& j) {
+std::string jsonLine(const Json& j) {
   std::string o;
   dumpTo(j, o);
-  out(o + '\n');
+  return o;
 }
+
+void outJson(const Json& j) { out(jsonLine(j) + '\n'); }
 
 void outYaml(const Json& doc) {
   std::string o = "---\n";
@@ -250,17 +242,22 @@ std::string Renderer::csv(const std::vector<std::string>& v, const std::vector<b
 }
 
 Json Renderer::jsonl(const std::vector<std::string>& v, const std::vector<bool>& null) const {
+  return recordEvent(stream_, v, null, n_, t_);
+}
+
+Json recordEvent(const std::string& stream, const std::vector<std::string>& v, const std::vector<bool>& null,
+                 const std::string& n, const std::string& t) {
   Json values = Json::array();
-  for (size_t k = 0; k < v.size(); ++k) values.push_back(null[k] ? Json() : Json(v[k]));
+  for (size_t k = 0; k < v.size(); ++k) values.push_back(k < null.size() && null[k] ? Json() : Json(v[k]));
   Json j = event("record");
-  j["stream"] = stream_;
-  if (!n_.empty()) j["n"] = std::stoll(n_);
-  if (!t_.empty()) {  // seconds as a number, and exactly
-    const size_t slash = t_.find('/');
+  j["stream"] = stream;
+  if (!n.empty()) j["n"] = std::stoll(n);
+  if (!t.empty()) {  // seconds as a number, and exactly
+    const size_t slash = t.find('/');
     j["t"] = slash == std::string::npos
-                 ? double(std::stoll(t_))
-                 : double(std::stoll(t_.substr(0, slash))) / double(std::stoll(t_.substr(slash + 1)));
-    j["t_exact"] = t_;
+                 ? double(std::stoll(t))
+                 : double(std::stoll(t.substr(0, slash))) / double(std::stoll(t.substr(slash + 1)));
+    j["t_exact"] = t;
   }
   j["values"] = std::move(values);
   return j;
