@@ -9,9 +9,11 @@
 #include <chrono>
 #include <thread>
 
+#include "../eventually.hpp"
 #include "spawn_support.hpp"
 
 using namespace std::chrono_literals;
+using testing::eventually;
 
 namespace {
 
@@ -35,14 +37,6 @@ int waitFor(pid_t pid, std::chrono::milliseconds limit, long* maxRssKib = nullpt
   }
   if (maxRssKib) *maxRssKib = ru.ru_maxrss;
   return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-// Polls `what` every 20 ms for up to 60 s.
-template <class F>
-bool eventually(F what) {
-  for (const auto until = Clock::now() + 60s; Clock::now() < until; std::this_thread::sleep_for(20ms))
-    if (what()) return true;
-  return what();
 }
 
 // Writes records of two INTEGERs to the FIFO as one writer, then closes it.

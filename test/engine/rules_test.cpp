@@ -11,6 +11,7 @@
 #include <map>
 #include <thread>
 
+#include "../eventually.hpp"
 #include "spawn_support.hpp"
 
 using testing::RunDir;
@@ -57,12 +58,7 @@ struct OpenCounter {
 
 template <class F>
 bool eventually(F ok, std::chrono::milliseconds limit = 30s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!ok()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
+  return testing::eventually(ok, limit);
 }
 
 }  // namespace

@@ -6,9 +6,11 @@
 #include <chrono>
 #include <thread>
 
+#include "../eventually.hpp"
 #include "spawn_support.hpp"
 
 using namespace std::chrono_literals;
+using testing::eventually;
 
 namespace {
 
@@ -27,19 +29,6 @@ int waitFor(pid_t pid, std::chrono::milliseconds limit) {
 }
 
 const char* kTwoInts = "DECLARE a INTEGER, b INTEGER STREAM s, 1/10 ";
-
-// Polls `ok` until it holds, for up to `limit`; whether it did. A busy machine
-// (a sanitizer build beside other work) is slow, not wrong: a test waits for
-// the state it needs instead of sleeping a fixed time.
-template <class F>
-bool eventually(F ok, std::chrono::milliseconds limit = 60s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!ok()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
 
 // `xqry ARGS` against the engine serving in `d` (killed after 20 s), its output in `out`; the exit status.
 int xqry(const testing::RunDir& d, const std::string& args, const std::string& out = "xqry.out") {
