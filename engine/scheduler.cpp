@@ -142,19 +142,26 @@ struct Run {
 #endif
   }
 
+  // The most slots the next block may hold. Read after clients were served:
+  // an import then may have made blocks shorter (a wide record), and the
+  // streams it set up hold only that many slots of a block.
+  int mostSlots() const {
+    int n = m.blockSlots;
+    if (m.opt.limit > 0) n = int(std::min<int64_t>(n, m.opt.limit - 1 - slots));
+    if (listening() || m.liveSource) n = 1;
+    return n;
+  }
+
   // Slots in the next block: one while a client wants every slot's records
   // or a DEVICE is read as its records come; clocked, one slot, or every slot
   // already due when behind schedule. 0: stopped while waiting.
   int blockSize() {
-    int n = m.blockSlots;
-    if (m.opt.limit > 0) n = int(std::min<int64_t>(n, m.opt.limit - 1 - slots));
-    if (listening() || m.liveSource) n = 1;
     if (m.opt.noClock) {
       if (hooks.idle && slots >= nextIdle) {
         hooks.idle(slots);  // an import here joins at the next grid point, the block's first
         nextIdle = slots + 4096;
       }
-      return n;
+      return mostSlots();
     }
     m.now = m.gridPoint(m.counters);  // an import while waiting joins after this slot
     const auto deadline = deadlineOf(m.now);
@@ -162,6 +169,7 @@ struct Run {
     if (hooks.waitUntil) hooks.waitUntil(deadline);
     else std::this_thread::sleep_until(deadline);
     if (stopped()) return 0;
+    const int n = mostSlots();
     if (n == 1) return 1;
     const auto late = Clock::now();
     int due = 0;

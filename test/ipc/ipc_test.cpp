@@ -1081,6 +1081,32 @@ TEST_CASE("live engine: a wide ad hoc import answers at once and runs on the VM 
   }
 }
 
+// A window of 65536 INTEGERs (256 KiB records) makes blocks at most 16 slots
+// long, and its import keeps the slot thread far longer than 16 slots of
+// 1/10000 s. The block run after it, with every slot due by then, must be no
+// longer than the new stream holds (it wrote past the new stream's Stream::vis: a
+// crash at exit, or ASan's heap-buffer-overflow in the window's step).
+TEST_CASE("live engine: the block after a wide import made while the engine is behind fits the new stream",
+          "[ipc][live][adhoc]") {
+  LiveEngine e("", false);
+  e.write("q.rql", "DECLARE v INTEGER STREAM c, 1/10000 TEXTFILE 'c.txt'\nSELECT c[0] * 2 STREAM d FROM c\n");
+  REQUIRE(e.start(""));
+  waitForRecords(e, "d", 100);
+  // k1 joins only once d has written the 65536 records it reads (6.5 s of slots): the test ends before.
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(e.xqry("-a \"SELECT * STREAM k1 FROM d@(1,65536) VOLATILE\"", 120).rc == 0);
+  // The premise: the import took 100 slots or more, far more than 16.
+  CHECK(std::chrono::steady_clock::now() - t0 > 10ms);
+  const size_t want = slurp(e.dir / "d").size() + 2000 * 4;  // blocks after the import have run
+  const auto end = std::chrono::steady_clock::now() + 30s;
+  while (slurp(e.dir / "d").size() < want && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(25ms);
+  CHECK(slurp(e.dir / "d").size() >= want);
+  REQUIRE(e.xqry("-k").rc == 0);
+  CHECK(waitExit(e.pid, 30s) == 0);
+  e.pid = -1;
+  CHECK(slurp(e.dir / "engine.err").empty());
+}
+
 TEST_CASE("live engine: a VOLATILE window folded into its reducer is served and read like any stream",
           "[ipc][live][fusion]") {
   LiveEngine e("", false);
