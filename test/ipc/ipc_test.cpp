@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../eventually.hpp"
 #include "ipc/ipc.hpp"
 
 using Json = nlohmann::json;
@@ -41,18 +42,7 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-// Polls `ok` until it holds, for up to `limit`; whether it did. A busy machine
-// (a sanitizer build beside other work) is slow, not wrong: tests wait for the
-// state they need instead of sleeping a fixed time.
-template <class F>
-bool eventually(F ok, std::chrono::milliseconds limit = 60s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!ok()) {
-    if (std::chrono::steady_clock::now() >= end) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
+using testing::eventually;
 
 struct TempDir {
   fs::path dir;
@@ -926,6 +916,10 @@ TEST_CASE("live engine: a slow import is waited for and added; importing the nam
   CHECK(r.rc == 2);
   CHECK(r.err == "bad rcv: stream c exists\n");
   CHECK(e.streamNames() == std::vector<std::string>{"c", "s", "k1"});
+  // The engine with its wide import runs on and stops cleanly.
+  REQUIRE(e.xqry("-k").rc == 0);
+  CHECK(waitExit(e.pid, 60s) == 0);
+  e.pid = -1;
 }
 
 TEST_CASE("live engine: idle connections are closed; the client limit is configurable; xqry says too many clients",
