@@ -112,27 +112,33 @@ double parseReal(std::string_view t, double limit) {
 
 // A TEXTFILE is read as a stream through a bounded buffer (memory does not
 // grow with the file). Without ONESHOT it wraps to its start at the end; with
-// ONESHOT and --until-eof the end is the end; with ONESHOT alone the end is
-// where the file stands now: records there are NULL, and lines appended later
-// are read as they come (as `tail -f` does). A file cut shorter than the
-// point read so far is read again from its start.
+// ONESHOT offline or with --until-eof the end is the end; with ONESHOT in a
+// clocked run the end is where the file stands now: records there are NULL,
+// and lines appended later are read as they come (as `tail -f` does), a
+// record once it is whole. A file cut shorter than the point read so far is
+// read again from its start.
 class TextSource : public Source {
  public:
   TextSource(std::string path, const ir::Layout& l, const SourceOptions& o)
-      : Source(std::move(path), l, o.oneShot), follow_(o.oneShot && !o.untilEof), buf_(kBuffer) {
+      : Source(std::move(path), l, o.oneShot), follow_(o.oneShot && !o.untilEof && !o.noClock) {
     fd_ = openRegular(path_, "TEXTFILE");
+    struct stat st {};
+    const size_t size = fstat(fd_, &st) == 0 ? size_t(st.st_size) : kBuffer;
+    buf_.resize(std::clamp(size + 1, size_t(4096), kBuffer));  // a small file, a small buffer
   }
   ~TextSource() override {
     if (fd_ >= 0) ::close(fd_);
   }
 
   void next(uint8_t* rec, uint8_t* nulls) override {
-    if (exhausted_ || hitEof_) {
+    if (exhausted_ || hitEof_ || stillBlank()) {
       // Past the end of a one-shot run: synthetic all-NULL records.
-      exhausted_ = true;
+      exhausted_ = exhausted_ || hitEof_;
       allNull(rec, nulls);
       return;
     }
+    const uint64_t recAt = offset_ + pos_;
+    ended_ = false;
     read_ = 0;
     memset(rec, 0, size_t(layout_.recordSize));
     for (size_t e = 0; e < layout_.elems.size(); ++e) {
@@ -186,6 +192,11 @@ class TextSource : public Source {
       }
     }
     if (hitEof_ && read_ == 0) exhausted_ = true;  // nothing real in it: a synthetic record
+    if (ended_) {                                  // followed: a record the data ends in is read again once whole
+      seekTo(recAt);
+      allNull(rec, nulls);
+      return;
+    }
     ++record_;
   }
   uint64_t outOfRange() const override { return outOfRange_; }
@@ -198,49 +209,67 @@ class TextSource : public Source {
   static bool space(uint8_t c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
 
   // The next bytes of the file into the buffer; false at the end of what the
-  // file holds now (a read error is logged once and read as the end).
+  // file holds now, the buffer then as it was (a read error is logged once
+  // and read as the end).
   bool refill() {
-    offset_ += len_;
-    pos_ = len_ = 0;
     for (;;) {
       const ssize_t r = ::read(fd_, buf_.data(), buf_.size());
       if (r < 0 && errno == EINTR) continue;
       if (r < 0) {
         if (!readErrorSaid_)
           fprintf(stderr, "warning: TEXTFILE source %s: read error at byte %llu: %s\n", path_.c_str(),
-                  (unsigned long long)offset_, strerror(errno));
+                  (unsigned long long)(offset_ + len_), strerror(errno));
         readErrorSaid_ = true;
         return false;
       }
+      if (r == 0) return false;
+      offset_ += len_;
+      pos_ = 0;
       len_ = size_t(r);
-      return r > 0;
+      return true;
     }
   }
-  // Back to the start of the file.
-  void rewind() {
-    ::lseek(fd_, 0, SEEK_SET);
-    offset_ = pos_ = len_ = 0;
+  // Reading goes on from byte `at` of the file.
+  void seekTo(uint64_t at) {
+    ::lseek(fd_, off_t(at), SEEK_SET);
+    offset_ = at;
+    pos_ = len_ = 0;
   }
   // At the end of the data: whether to read on (wrapped to the start, or a
   // file that was cut shorter read again from its start).
   bool atEnd() {
     struct stat st {};
-    const bool cut = fstat(fd_, &st) == 0 && uint64_t(st.st_size) < offset_;
-    if (cut) {
+    const bool known = fstat(fd_, &st) == 0;
+    if (known && uint64_t(st.st_size) < offset_ + len_) {
       fprintf(stderr, "warning: TEXTFILE source %s was cut to %lld bytes (read up to byte %llu): read from its start\n",
-              path_.c_str(), (long long)st.st_size, (unsigned long long)offset_);
-      rewind();
+              path_.c_str(), (long long)st.st_size, (unsigned long long)(offset_ + len_));
+      seekTo(0);
       return true;
     }
-    if (follow_) return false;  // records at the end are NULL; appended lines are read later
+    if (follow_) {  // records at the end are NULL; appended lines are read later
+      ended_ = true;
+      return false;
+    }
     if (oneShot_) {
       hitEof_ = true;
       return false;
     }
     // Wrap, at most once a field: a file with no token gives NULL after one pass.
-    if (++passes_ > 1) return false;
-    rewind();
+    if (++passes_ > 1) {
+      if (known) blankSize_ = st.st_size;  // no token in it: NULL records until it changes
+      return false;
+    }
+    if (offset_ == 0 && known && uint64_t(st.st_size) == len_) pos_ = 0;  // the whole file is in the buffer
+    else seekTo(0);
     return true;
+  }
+  // A file found to hold no token, unchanged since.
+  bool stillBlank() {
+    if (blankSize_ < 0) return false;
+    struct stat st {};
+    if (fstat(fd_, &st) == 0 && st.st_size == blankSize_) return true;
+    blankSize_ = -1;
+    return false;
   }
   // Skips blanks; false at the end of the data.
   bool skipSpace() {
@@ -252,7 +281,7 @@ class TextSource : public Source {
   }
   // The next whitespace-separated token into tok_; false at the end of the
   // data. Followed, a token the data ends in may be a line still being
-  // written: it is read again, whole, once more has come.
+  // written: its record is read again, whole, once more has come.
   bool token() {
     if (!skipSpace()) return false;
     tokAt_ = offset_ + pos_;
@@ -263,10 +292,9 @@ class TextSource : public Source {
       tok_.append(reinterpret_cast<const char*>(buf_.data()) + b, pos_ - b);
       if (pos_ < len_ || tok_.size() == kLongestToken) return true;
       if (!refill()) {
+        pos_ = len_;
         if (!follow_) return true;
-        ::lseek(fd_, off_t(tokAt_), SEEK_SET);
-        offset_ = tokAt_;
-        pos_ = len_ = 0;
+        ended_ = true;
         return false;
       }
     }
@@ -294,11 +322,20 @@ class TextSource : public Source {
             ++pos_;  // the closing quote
             return;
           }
-          // An unclosed string ends with the data, or after kLongestToken bytes.
-          if (seen == kLongestToken || !refill()) return;
+          // An unclosed string ends with the data (followed: its record is read
+          // again once more has come), or after kLongestToken bytes.
+          if (seen == kLongestToken) return;
+          if (!refill()) {
+            pos_ = len_;
+            ended_ = follow_;
+            return;
+          }
         }
       }
-      token();
+      if (!token()) {
+        isNull = 1;
+        return;
+      }
       if (tok_ == "NULL" || tok_ == "Null" || tok_ == "null") {
         isNull = 1;
         return;
@@ -325,8 +362,10 @@ class TextSource : public Source {
   size_t pos_ = 0, len_ = 0;  // the unread bytes are buf_[pos_, len_)
   uint64_t offset_ = 0;       // the file offset of buf_[0]
   std::string tok_;
-  uint64_t tokAt_ = 0;   // the file offset of tok_
-  bool hitEof_ = false;  // one-shot: the end was reached; later records are synthetic
+  uint64_t tokAt_ = 0;    // the file offset of tok_
+  bool hitEof_ = false;   // one-shot: the end was reached; later records are synthetic
+  bool ended_ = false;    // followed: the current record reached the end of the data
+  off_t blankSize_ = -1;  // the size of a file found to hold no token
   bool readErrorSaid_ = false;
   int read_ = 0;                          // fields of the current record that found a token
   int passes_ = 0;                        // wraps within the current field
@@ -442,17 +481,21 @@ class DeviceSource : public Source {
   ~DeviceSource() override {
     if (fd_ >= 0) ::close(fd_);
   }
-  int waitFd() const override { return exhausted_ || fd_ < 0 || have_ == need() ? -1 : fd_; }
+  // Not after the end of data or an error: poll would answer at once (a hang-up, /dev/null).
+  int waitFd() const override { return exhausted_ || fd_ < 0 || have_ == need() || atEnd_ ? -1 : fd_; }
   bool fill() override {
     if (exhausted_ || fd_ < 0) return true;
     return readAvailable(false) != Avail::MORE;
   }
   // Offline: the next record is not complete yet and may still come (a
   // writer that is not there yet, or gone without --until-eof, may come back).
+  // At the end of data only a FIFO waits (for its next writer); a device or
+  // file at its end, or one that fails to read, gives NULL as before.
   bool pending() override {
     if (exhausted_) return false;
     if (fd_ < 0 && !tryOpen()) return true;
-    return readAvailable(false) != Avail::COMPLETE && !exhausted_;
+    const Avail a = readAvailable(false);
+    return !exhausted_ && (a == Avail::MORE || (a == Avail::NONE && fifo_ && !failed_));
   }
   uint64_t reads() const override { return reads_; }
   uint64_t misses() const override { return misses_; }
@@ -465,7 +508,9 @@ class DeviceSource : public Source {
       allNull(rec, nulls);
       return;
     }
-    readAvailable(opt_.noClock);
+    const Avail a = readAvailable(opt_.noClock);
+    // Offline, a device at its end or failing is read again at most ten times a second.
+    if (a == Avail::NONE && opt_.noClock && !exhausted_) poll(nullptr, 0, 100);
     const size_t need = this->need();
     if (have_ == need) {
       memcpy(rec, part_.data(), need);
@@ -488,6 +533,7 @@ class DeviceSource : public Source {
     bool waited = false;
     while (have_ < need) {
       ssize_t r = ::read(fd_, part_.data() + have_, need - have_);
+      atEnd_ = failed_ = false;
       if (r > 0) {
         have_ += size_t(r);
         gotAny_ = true;
@@ -496,7 +542,9 @@ class DeviceSource : public Source {
       if (r < 0 && errno == EINTR) continue;
       if (r == 0) {  // end of data: the writer is gone (or not there yet)
         have_ = 0;   // a record cut off by a disconnect is dropped
-        if (oneShot_ && gotAny_) exhausted_ = true;
+        atEnd_ = true;
+        // --until-eof: a FIFO ends when its writer leaves after data; anything else at its end.
+        if (oneShot_ && (gotAny_ || !fifo_)) exhausted_ = true;
         return Avail::NONE;
       }
       if (errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -506,6 +554,7 @@ class DeviceSource : public Source {
           fprintf(stderr, "warning: DEVICE source %s: read error at byte %llu: %s (%llu so far)\n", path_.c_str(),
                   (unsigned long long)offset_, strerror(errno), (unsigned long long)readErrors_);
         if (oneShot_) exhausted_ = true;  // --until-eof: a device that cannot be read has ended
+        atEnd_ = failed_ = true;
         return Avail::NONE;
       }
       // No data now. Offline runs wait a little (bounded, so a stop request
@@ -533,6 +582,7 @@ class DeviceSource : public Source {
       warned_ = true;
       return false;
     }
+    fifo_ = S_ISFIFO(st.st_mode);
     return true;
   }
   SourceOptions opt_;
@@ -541,6 +591,8 @@ class DeviceSource : public Source {
   size_t have_ = 0;
   uint64_t offset_ = 0;
   bool gotAny_ = false, warned_ = false;
+  bool fifo_ = false;                    // a FIFO: its end means no writer now, one may come
+  bool atEnd_ = false, failed_ = false;  // the last read found the end of data / an error
   uint64_t reads_ = 0, misses_ = 0, readErrors_ = 0;
 };
 

@@ -100,6 +100,15 @@ TEST_CASE("offline, a FIFO whose writer leaves and another comes: their records 
   CHECK(std::equal(recs.begin(), recs.end(), want.begin(), want.begin() + long(std::min(recs.size(), want.size()))));
 }
 
+TEST_CASE("offline, a DEVICE at its end that is no FIFO (/dev/null) gives NULL records, paced; --until-eof ends",
+          "[engine][sources][offline]") {
+  testing::RunDir d;
+  const std::string q = "STORAGE '.'\nDECLARE a INTEGER STREAM s, 1/10 DEVICE '/dev/null'\nSELECT * STREAM q FROM s\n";
+  CHECK(d.run(q, "--no-clock -m 5") == 0);  // it waited for data forever, polling at full speed
+  CHECK(d.ints("q").size() == 4);           // -m 5 stores four records
+  CHECK(d.run(q, "--no-clock --until-eof") == 0);
+}
+
 TEST_CASE("a DEVICE that is a directory is refused at start, naming it", "[engine][sources]") {
   for (const char* flags : {"--no-clock --until-eof", "-m 5"}) {
     INFO(flags);

@@ -111,3 +111,45 @@ TEST_CASE("text source: tokens and strings across buffer refills, and the wrap",
   CHECK(wrong == 0);
   std::remove(path);
 }
+
+// A ONESHOT file in a clocked run is followed: a record the data ends in is
+// NULL until its line is whole, then read whole (not split across records).
+TEST_CASE("text source followed: a record is read whole once its line is, a bare word at the end never loops",
+          "[storage][sources]") {
+  char path[] = "/tmp/rdb-text-source-XXXXXX";
+  int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  std::ofstream(path) << "1 2 3\n4 ";
+  ir::Field f;
+  f.type = ir::Type::INTEGER;
+  const ir::Layout three = ir::Layout::of({f, f, f});
+  storage::SourceOptions follow;
+  follow.oneShot = true;
+  auto src = storage::openSource(storage::SourceFormat::TEXT, path, three, follow);
+  int32_t rec[3];
+  uint8_t nulls[3];
+  auto read = [&] {
+    src->next(reinterpret_cast<uint8_t*>(rec), nulls);
+    return std::vector<int32_t>{nulls[0] ? -1 : rec[0], nulls[1] ? -1 : rec[1], nulls[2] ? -1 : rec[2]};
+  };
+  CHECK(read() == std::vector<int32_t>{1, 2, 3});
+  CHECK(read() == std::vector<int32_t>{-1, -1, -1});  // "4 " is not a whole record yet
+  std::ofstream(path, std::ios::app) << "5 6\n7 8 9";
+  CHECK(read() == std::vector<int32_t>{4, 5, 6});
+  CHECK(read() == std::vector<int32_t>{-1, -1, -1});  // "9" may still be growing
+  std::ofstream(path, std::ios::app) << "\n";
+  CHECK(read() == std::vector<int32_t>{7, 8, 9});
+  CHECK(!src->exhausted());
+  // A STRING field over a file ending in a bare word: NULL, at once (it looped forever).
+  std::ofstream(path) << "foo";
+  ir::Field s;
+  s.type = ir::Type::STRING;
+  s.rlen = 1;
+  s.rarray = 8;
+  auto text = storage::openSource(storage::SourceFormat::TEXT, path, ir::Layout::of({s}), follow);
+  uint8_t str[8], null = 0;
+  text->next(str, &null);
+  CHECK(null == 1);
+  std::remove(path);
+}
