@@ -140,7 +140,10 @@ TEST_CASE("a TEXTFILE is read as a stream: memory does not grow with the file", 
   const pid_t pid = testing::spawnXretractor(d.dir, {"query.rql", "--no-clock", "-m", "12"});
   CHECK(waitFor(pid, 120s, &rss) == 0);
   INFO("peak RSS " << rss << " KiB");
-  CHECK(rss < 200 * 1024);  // the whole file in memory is over 512 MiB
+  // The whole file in memory is over 512 MiB; ASan's quarantine of freed blocks
+  // (256 MiB by default) lifts a streaming run to about 250 MiB, a release run
+  // stays near 65 MiB (mostly the JIT).
+  CHECK(rss < 400 * 1024);
   const auto q = d.ints("q");
   REQUIRE(q.size() >= 4);
   CHECK(q[0] == 5);

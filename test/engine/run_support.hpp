@@ -55,7 +55,7 @@ struct RunDir {
   std::vector<int32_t> ints(const std::string& name) const {
     std::string b = read(name);
     std::vector<int32_t> v(b.size() / 4);
-    memcpy(v.data(), b.data(), v.size() * 4);
+    if (!v.empty()) memcpy(v.data(), b.data(), v.size() * 4);  // an empty vector's data() may be null
     return v;
   }
   // Records of `width` INTEGER fields.
