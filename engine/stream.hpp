@@ -14,6 +14,7 @@
 #include "engine/compiled_program.hpp"
 #include "engine/history.hpp"
 #include "engine/rules.hpp"
+#include "ir/exact_sum.hpp"
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
 #include "jit/jit.hpp"
@@ -154,6 +155,8 @@ struct Stream {
     bool valid = false;
     int64_t lo = 0, hi = -1;  // flat element positions folded: [lo, hi]
     int64_t sum = 0, sumAbs = 0, present = 0, nulls = 0;
+    ir::val::ExactSum exact;  // a window of RATIONAL elements (SUMC, AVG)
+    int64_t sinceImages = 0;  // records its ExactSum has kept images
   } running;
 };
 

@@ -96,11 +96,15 @@ inline u128 absDiff(u128 a, u128 b) { return a > b ? a - b : b - a; }
 // x < lim. Continued fractions: the last convergent inside the bounds, or the
 // largest semiconvergent after it, whichever is nearer (a tie keeps the
 // smaller denominator). a and b are below 2^96, so a*q and b*p fit 128 bits.
-inline void nearest(u128 a, u128 b, uint64_t lim, uint64_t& P, uint64_t& Q) {
+// `exact` (when given) tells whether x itself was within the bounds: the
+// expansion ended there, in lowest terms, so a and b need not be reduced.
+inline void nearest(u128 a, u128 b, uint64_t lim, uint64_t& P, uint64_t& Q, bool* exact = nullptr) {
   const u128 A = a, Bd = b;
   u128 p0 = 0, q0 = 1, p1 = 1, q1 = 0;  // convergents k-2 and k-1
+  if (exact) *exact = false;
   for (;;) {
-    u128 t = a / b;
+    // Once both parts fit 64 bits, 64-bit divisions (no 128-bit library call).
+    u128 t = ((a | b) >> 64) == 0 ? u128(uint64_t(a) / uint64_t(b)) : a / b;
     u128 p2 = t * p1 + p0, q2 = t * q1 + q0;
     // t can be huge: test the bounds without overflowing
     bool over = (p1 && t > (lim - p0) / p1) || (q1 && t > (lim - q0) / q1) || p2 > lim || q2 > lim;
@@ -120,6 +124,7 @@ inline void nearest(u128 a, u128 b, uint64_t lim, uint64_t& P, uint64_t& Q) {
     u128 r = a - t * b;
     if (r == 0) {
       P = uint64_t(p1), Q = uint64_t(q1);
+      if (exact) *exact = true;
       return;
     }
     a = b;
@@ -195,8 +200,12 @@ inline Rat ratFromParts(bool neg, u128 a, u128 b, uint64_t lim = uint64_t(kRatMa
     const uint64_t g = detail::gcd64(uint64_t(a), uint64_t(b));
     if (g > 1) a = uint64_t(a) / g, b = uint64_t(b) / g;
   } else {
-    const u128 g = detail::gcd128(a, b);
-    if (g > 1) a /= g, b /= g;
+    // Wide parts: as above, the continued fraction reduces them on its way.
+    uint64_t P, Q;
+    bool exact;
+    if (a >= u128(lim) * b) P = lim, Q = 1, exact = a == u128(lim) * b;
+    else detail::nearest(a, b, lim, P, Q, &exact);
+    return ratOfNearest(neg, P, Q, exact);
   }
   uint64_t P, Q;
   if (a <= lim && b <= lim) {

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 PKGS=(build-essential pkg-config meson ninja-build re2c bison
       llvm-19-dev libtbb-dev libmimalloc-dev catch2 libcli11-dev libfmt-dev
-      libtomlplusplus-dev nlohmann-json3-dev zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
+      libtomlplusplus-dev nlohmann-json3-dev libgmp-dev zlib1g-dev libzstd-dev libedit-dev libffi-dev libxml2-dev
       graphviz python3 time clang-19 libclang-rt-19-dev clang-format
       libpaho-mqtt-dev mosquitto mosquitto-clients nats-server curl bc
       prometheus-cpp-dev libcpp-httplib-dev python3-numpy python3-matplotlib util-linux

@@ -1,16 +1,18 @@
 // .avg .min .max .sumc: record n folds every present element of record n of
 // A into one value of the input slot's type T (RATIONAL for exact types,
-// else FLOAT/DOUBLE), left to right; no present element gives NULL.
-// Integer elements fold in 64 bits when every partial sum is exact in T
-// (bounded by the sum of magnitudes), which gives the bytes of the T fold.
-// A fused window (window.cpp) is folded from its producer's elements; for
-// .sumc and .avg over integers the sum slides with the window while its
-// elements are settled.
+// else FLOAT/DOUBLE); no present element gives NULL.
+// SUMC and AVG over exact types take the exact sum of the elements, rounded
+// once (ir/exact_sum.hpp): integer elements in 64 bits, RATIONAL ones in an
+// ExactSum. FLOAT/DOUBLE sums fold left to right, in 64-bit integers while
+// that is exact in T (the bytes of the T fold).
+// A fused window (window.cpp) is folded from its producer's elements; its
+// sum slides with the window while its elements are settled.
 #include <limits>
 
 #include "engine/convert.hpp"
 #include "engine/operators/operators.hpp"
 #include "engine/operators/window.hpp"
+#include "ir/exact_sum.hpp"
 
 namespace engine::ops {
 
@@ -79,10 +81,23 @@ struct IntFold {
   }
 };
 
-// The result of an exact integer fold, or false when T could not have held
-// every partial sum (the caller folds in T instead).
+// The result of an exact integer fold: RATIONAL rounds the exact sum once;
+// false when FLOAT/DOUBLE could not have held every partial sum (the caller
+// folds in T instead).
 template <class T>
 bool intResult(ir::Op op, const IntFold& f, uint8_t* out) {
+  if constexpr (std::is_same_v<T, Rat>) {
+    switch (op) {
+      case ir::Op::STREAM_MIN: put(out, ir::val::ratFromInt(f.lo)); break;
+      case ir::Op::STREAM_MAX: put(out, ir::val::ratFromInt(f.hi)); break;
+      case ir::Op::STREAM_SUM: put(out, ir::val::ratFromInt(f.sum)); break;
+      default:
+        put(out, f.sum >= -exactBound<T>() && f.sum <= exactBound<T>() ? ir::val::ratMean(f.sum, f.present)
+                                                                       : ir::val::ratFromWide(f.sum, f.present));
+        break;
+    }
+    return true;
+  }
   if (f.sumAbs > exactBound<T>()) return false;
   switch (op) {
     case ir::Op::STREAM_MIN: put(out, fromInt<T>(f.lo)); break;
@@ -93,9 +108,64 @@ bool intResult(ir::Op op, const IntFold& f, uint8_t* out) {
   return true;
 }
 
+// An element of an exact fold, in (sign +1) or out (-1).
+template <class Sum>
+void addExact(Sum& s, const uint8_t* v, const ir::Element* se, int sign) {
+  auto add = [&](auto x) {
+    if constexpr (std::is_same_v<Sum, ir::val::ExactSum>) s.add(x, sign);
+    else s.add(x);
+  };
+  if (integral(se->type)) return add(intAt(v, se->type));
+  Rat r;
+  if (se->type == ir::Type::RATIONAL) memcpy(&r, v, sizeof r);
+  else convertElem(se->type, v, se->size, ir::Type::RATIONAL, reinterpret_cast<uint8_t*>(&r), int(sizeof r));
+  add(r);
+}
+
+// The sum (avg: the mean) of the elements in GMP's exact rationals: when
+// an ExactSum cannot tell the rounded result.
+template <class Elem>
+Rat gmpFold(bool avg, int64_t count, Elem&& elem) {
+  ir::val::ExactFold f;
+  for (int64_t i = 0; i < count; ++i) {
+    bool isNull;
+    const ir::Element* se;
+    const uint8_t* v = elem(i, isNull, se);
+    if (v && !isNull) addExact(f, v, se, +1);
+  }
+  return f.result(avg);
+}
+
+// Adds elements 0..count-1 to an empty ExactSum (as images when `images`).
+template <class Elem>
+void addAll(ir::val::ExactSum& s, bool images, int64_t count, Elem&& elem) {
+  s.reset(images);
+  for (int64_t i = 0; i < count; ++i) {
+    bool isNull;
+    const ir::Element* se;
+    const uint8_t* v = elem(i, isNull, se);
+    if (v && !isNull) addExact(s, v, se, +1);
+  }
+  if (!images && s.needsRebuild()) addAll(s, true, count, elem);
+}
+
+// SUMC / AVG over exact elements: their exact sum, rounded once.
+template <class Elem>
+bool exactFold(ir::Op op, int64_t count, Elem&& elem, uint8_t* out) {
+  ir::val::ExactSum s;
+  addAll(s, false, count, elem);
+  if (s.present() == 0) return false;
+  const bool avg = op == ir::Op::STREAM_AVG;
+  const std::optional<Rat> r = s.result(avg);
+  put(out, r ? *r : gmpFold(avg, count, elem));
+  return true;
+}
+
 // Folds elements 0..count-1 (elem(i, v, isNull, se)) in T, left to right.
 template <class T, class Elem>
 bool foldT(ir::Op op, int64_t count, Elem&& elem, ir::Type t, uint8_t* out) {
+  if constexpr (std::is_same_v<T, Rat>)
+    if (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG) return exactFold(op, count, elem, out);
   T acc{};
   int64_t present = 0;
   for (int64_t i = 0; i < count; ++i) {
@@ -233,13 +303,52 @@ struct ReduceOp {
         t, in);
   }
 
+  // A window of RATIONAL elements: its ExactSum slides. One that left the
+  // common denominator for images is rebuilt from the window's elements,
+  // and tries the common denominator again after 8 windows' worth of records.
+  template <class Elem, class Whole>
+  bool slideExact(uint8_t* in, int j, int64_t L, int64_t H, Elem& elem, Whole& whole) {
+    Stream::Running& r = s.running;
+    auto move = [&r](const uint8_t* v, bool isNull, const ir::Element* se, int sign) {
+      if (v && !isNull) addExact(r.exact, v, se, sign);
+    };
+    if (!w.slideOne(r, L, H, j, move)) {
+      if (!w.settled(L, H, j)) return whole();
+      w.slide(r, L, H, j, move);
+    }
+    if (r.exact.needsRebuild()) {
+      addAll(r.exact, true, w.W, elem);
+      r.sinceImages = 0;
+    } else if (r.exact.imageMode() && ++r.sinceImages >= 8 * w.W) {
+      addAll(r.exact, false, w.W, elem);
+      r.sinceImages = 0;
+    }
+    if (r.exact.present() == 0) return false;
+    const bool avg = op == ir::Op::STREAM_AVG;
+    std::optional<Rat> v = r.exact.result(avg);
+    if (!v && r.exact.imageMode()) {
+      // The images cannot tell, the window may have a common denominator again.
+      addAll(r.exact, false, w.W, elem);
+      r.sinceImages = 0;
+      v = r.exact.result(avg);
+    }
+    put(in, v ? *v : gmpFold(avg, w.W, elem));
+    return true;
+  }
+
   bool foldWindow(int64_t n, int j, uint8_t* in) {
     auto elem = [&](int64_t i, bool& isNull, const ir::Element*& se) {
       return w.element(w.position(n, i), j, isNull, se);
     };
     Stream::Running& r = s.running;
     const int64_t L = w.lo(n), H = w.hi(n);
-    const bool sliding = ints && (op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG);
+    const bool additive = op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG;
+    auto whole = [&] {  // no running sum: fold the window's elements
+      r.valid = false;
+      return fold<T>(op, ints, w.W, elem, t, in);
+    };
+    if constexpr (std::is_same_v<T, Rat>)
+      if (additive && !ints) return slideExact(in, j, L, H, elem, whole);
     auto move = [&r](const uint8_t* v, bool isNull, const ir::Element* se, int sign) {
       if (!v || isNull) return;
       const int64_t x = intAt(v, se->type);
@@ -247,11 +356,7 @@ struct ReduceOp {
       r.sumAbs += sign * (x < 0 ? -x : x);
       r.present += sign;
     };
-    auto whole = [&] {  // no running sum: fold the window's elements
-      r.valid = false;
-      return fold<T>(op, ints, w.W, elem, t, in);
-    };
-    if (!sliding) return whole();
+    if (!(ints && additive)) return whole();
     if (!w.slideOne(r, L, H, j, move)) {
       if (!w.settled(L, H, j)) return whole();
       w.slide(r, L, H, j, move);

@@ -1,6 +1,6 @@
 // A @ (k, w): record n holds the |w| elements of A at positions n·k-|w|+1 ..
 // n·k (window.hpp). A window that only copies (every field its own element,
-// integer types) is gathered straight into its history ring; a VOLATILE
+// integer or RATIONAL types) is gathered straight into its history ring; a VOLATILE
 // window read by one reducer (reduce.cpp folds it) or by one SELECT that
 // loads at most half its elements (FusedSelectOp below) is not materialised
 // at all, and keeps only its record count and NULL index here.
@@ -14,15 +14,25 @@ namespace engine::ops {
 
 namespace {
 
+// A NULL element's bytes as a program stores them: zeros (a RATIONAL 0/1).
+inline void nullElement(uint8_t* d, const ir::Element& de) {
+  memset(d, 0, size_t(de.size));
+  if (de.type == ir::Type::RATIONAL) {
+    const int32_t one = 1;
+    memcpy(d + 4, &one, 4);
+  }
+}
+
 // Element i of window record n, as a reader that sees `visible` records of
-// the producer, into its slot `de` of a record: converted, a NULL one as zeros.
+// the producer, into its slot `de` of a record: converted, a NULL one as a
+// program stores it.
 inline void windowElement(const WindowShape& w, int64_t n, int64_t i, int64_t visible, const ir::Element& de,
                           uint8_t* rec, uint8_t* nulls) {
   bool isNull;
   const ir::Element* se;
   const uint8_t* v = w.elementSeen(w.position(n, i), visible, isNull, se);
   nulls[i] = isNull ? 1 : 0;
-  if (!v || isNull) memset(rec + de.offset, 0, size_t(de.size));
+  if (!v || isNull) nullElement(rec + de.offset, de);
   else if (se->type == de.type && se->size == 4 && de.size == 4) memcpy(rec + de.offset, v, 4);
   else convertElem(se->type, v, se->size, de.type, rec + de.offset, de.size);
 }
@@ -102,7 +112,7 @@ struct WindowOp {
           const int64_t p = h.pos(top - i);
           const bool isNull = h.nulls[size_t(p)] != 0;
           outNull[i] = isNull ? 1 : 0;
-          if (isNull) memset(out + i * size, 0, size_t(size));
+          if (isNull) nullElement(out + i * size, s.out.elems[size_t(i)]);
           else memcpy(out + i * size, h.data.data() + p * h.rec, size_t(size));
         }
         return;
@@ -176,10 +186,14 @@ bool copiesInput(const Stream& s) {
   for (size_t e = 0; e < s.out.elems.size(); ++e) {
     const ir::Element &a = s.in.elems[e], &b = s.out.elems[e];
     if (a.type != b.type || a.size != b.size || a.offset != b.offset) return false;
-    if (a.type != ir::Type::INTEGER && a.type != ir::Type::UINT && a.type != ir::Type::BYTE) return false;
+    if (a.type != ir::Type::INTEGER && a.type != ir::Type::UINT && a.type != ir::Type::BYTE &&
+        a.type != ir::Type::RATIONAL)
+      return false;
     const vm::Instr &ld = s.program.bytecode.code[2 * e], &st = s.program.bytecode.code[2 * e + 1];
-    const bool load = ld.op == vm::Op::LOAD_I32 || ld.op == vm::Op::LOAD_U32 || ld.op == vm::Op::LOAD_U8;
-    const bool store = st.op == vm::Op::STORE_I32 || st.op == vm::Op::STORE_U32 || st.op == vm::Op::STORE_U8;
+    const bool load =
+        ld.op == vm::Op::LOAD_I32 || ld.op == vm::Op::LOAD_U32 || ld.op == vm::Op::LOAD_U8 || ld.op == vm::Op::LOAD_RAT;
+    const bool store = st.op == vm::Op::STORE_I32 || st.op == vm::Op::STORE_U32 || st.op == vm::Op::STORE_U8 ||
+                       st.op == vm::Op::STORE_RAT;
     if (!load || !store || ld.a != int(e) || st.a != int(e)) return false;
   }
   return true;

@@ -559,7 +559,8 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
   CHECK(reference["t"].size() > 250 * 16);
   CHECK(reference["ls"].size() > 250 * 8);
   CHECK(referenceRounded.find("rounded: r ") != std::string::npos);   // the fold beyond INTEGER range rounded
-  CHECK(referenceRounded.find("rounded: ga ") != std::string::npos);  // so did the sliding average
+  // The sliding average of three values near 10^9 is exact: its sum is never rounded part way.
+  CHECK(referenceRounded.find("rounded: ga ") == std::string::npos);
 }
 
 // A chain checks a run's outside records held from the first and last slots
