@@ -14,3 +14,13 @@ trap 'rm -rf "$W"' EXIT
 export TMPDIR=$W
 # Every run compiles its code (a bench that wants the code cache names one).
 export RDB_JIT_CACHE=off
+
+# cpu LABEL CMD... : CPU (user + system), system and wall seconds, peak RSS, into CPU / SYS / WALL / KB
+cpu() {
+  local label=$1; shift
+  /usr/bin/time -f "%U %S %e %M" -o "$W/t.txt" "$@" >"$W/$label.out" 2>"$W/$label.err" || {
+    echo "benchmark $label failed:"; cat "$W/$label.err"; exit 1; }
+  read -r CPU_USER SYS WALL KB < "$W/t.txt"
+  CPU=$(awk -v u="$CPU_USER" -v s="$SYS" 'BEGIN { printf "%.2f", u + s }')
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }

@@ -17,15 +17,6 @@ set -euo pipefail
 source "$(dirname "$0")/common.sh" rdb-compiled
 R=$SHARED/bench-data/rec205
 
-# cpu LABEL CMD... : CPU (user + system), system and wall seconds, peak RSS, into CPU / SYS / WALL / KB
-cpu() {
-  local label=$1; shift
-  /usr/bin/time -f "%U %S %e %M" -o "$W/t.txt" "$@" >"$W/$label.out" 2>"$W/$label.err" || {
-    echo "benchmark $label failed:"; cat "$W/$label.err"; exit 1; }
-  read -r CPU_USER SYS WALL KB < "$W/t.txt"
-  CPU=$(awk -v u="$CPU_USER" -v s="$SYS" 'BEGIN { printf "%.2f", u + s }')
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }'; }
 fresh() { rm -rf out; mkdir out; }
 # detect_out is the hand loops' records from 236 on (nearly all of the run's), byte for byte.
 sameAsLoops() {

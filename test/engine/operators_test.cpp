@@ -558,7 +558,7 @@ TEST_CASE("a chain compiled as one loop writes what each stream's own step write
   }
   CHECK(reference["t"].size() > 250 * 16);
   CHECK(reference["ls"].size() > 250 * 8);
-  CHECK(referenceRounded.find("rounded: r ") != std::string::npos);   // the fold beyond INTEGER range rounded
+  CHECK(referenceRounded.find("rounded: r ") != std::string::npos);  // the fold beyond INTEGER range rounded
   // The sliding average of three values near 10^9 is exact: its sum is never rounded part way.
   CHECK(referenceRounded.find("rounded: ga ") == std::string::npos);
 }

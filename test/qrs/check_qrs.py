@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Checks a run of the QRS detector (rec205-detect.rql, VOLATILE removed):
-every stored RATIONAL has a positive denominator and is in lowest terms, and
-mwi, mwi_thr and detect_out agree with a float64 computation of the same
-formulas within 1e-6 (relative, or absolute below 1).
+every stored RATIONAL has a positive denominator and is in lowest terms;
+mwi and mwi_thr are each the RATIONAL nearest to the exact average of the
+stored records they average (Python fractions; the nearest is checked
+through its neighbours among the representable fractions); and mwi, mwi_thr
+and detect_out agree with a float64 computation of the same formulas within
+1e-6 (relative, or absolute below 1).
 
 usage: check_qrs.py STORAGE_DIR SAMPLES_BIN BP_COEF D_COEF [--show N]"""
 import math
+from fractions import Fraction
 import os
 import re
 import struct
@@ -54,6 +58,68 @@ def value(v):
     return v[1] / v[2] if isinstance(v, tuple) else float(v)
 
 
+LIM = 2**31 - 1
+
+
+def neighbour(p, q, above):
+    """The fraction next to p/q (p >= 0, reduced) among a/b with 0 <= a, b <= LIM."""
+    if q == 1:
+        if above:
+            if p >= LIM:
+                return None
+            d = LIM if p == 0 else min(LIM, (LIM - 1) // p)
+            return Fraction(p * d + 1, d)
+        if p == 0:
+            return None
+        d = min(LIM, (LIM + 1) // p)
+        return Fraction(p * d - 1, d)
+    inv = pow(p, -1, q)
+    d0 = (q - inv) % q if above else inv
+    c0 = (1 + p * d0) // q if above else (p * d0 - 1) // q
+    k = (LIM - d0) // q
+    if p > 0:
+        k = min(k, (LIM - c0) // p)
+    return Fraction(c0 + k * p, d0 + k * q)
+
+
+def is_nearest(x, p, q):
+    """Whether p/q is the RATIONAL the rule makes of x (ties: smaller denominator, then toward zero)."""
+    if (p < 0) != (x < 0) and p != 0:
+        return False
+    ax, ap = abs(x), abs(p)
+    if ax >= LIM:
+        return ap == LIM and q == 1
+    dist = abs(ax - Fraction(ap, q))
+    for above in (False, True):
+        g = neighbour(ap, q, above)
+        if g is None:
+            continue
+        dg = abs(ax - g)
+        if dg < dist or (dg == dist and (g.denominator < q or (g.denominator == q and g.numerator < ap))):
+            return False
+    return True
+
+
+def exact_averages(storage, src, stream, width):
+    """Stored records of `stream` against the exact average of `width` stored records of `src`."""
+    xs = [Fraction(v[1], v[2]) for (v,) in records(storage, src)]
+    out = records(storage, stream)
+    bad = 0
+    total = sum(xs[:width - 1], Fraction(0))
+    for k, (v,) in enumerate(out):
+        t = k + width - 1
+        if t >= len(xs):
+            break
+        total += xs[t]
+        if t >= width:
+            total -= xs[t - width]
+        if not is_nearest(total / width, v[1], v[2]):
+            if bad < 10:
+                print(f"{stream} record {k}: {v[1]}/{v[2]} is not the nearest to {total / width}")
+            bad += 1
+    return bad, len(out)
+
+
 def main():
     storage, samples, bpc, dc = sys.argv[1:5]
     show = int(sys.argv[sys.argv.index("--show") + 1]) if "--show" in sys.argv else 0
@@ -74,6 +140,11 @@ def main():
                         if bad < 10:
                             print(f"{stream} record {k}: invalid rational {p}/{q}")
                         bad += 1
+    exact_checked = 0
+    for src, stream, width in (("sq_out", "mwi", 30), ("mwi", "mwi_thr", 180)):
+        b, n_ = exact_averages(storage, src, stream, width)
+        bad += b
+        exact_checked += n_
     raw = open(samples, "rb").read()
     mlii = [struct.unpack_from("<ii", raw, 8 * i)[0] for i in range(len(raw) // 8)]
     v1 = [struct.unpack_from("<ii", raw, 8 * i)[1] for i in range(len(raw) // 8)]
@@ -121,7 +192,8 @@ def main():
             for k in range(min(show, len(recs))):
                 g = recs[k][2]
                 print(f"{k:6d}  {origin + k:6d}  {g[1]:>12d}/{g[2]:<12d} {value(g):16.6f} {model(origin + k)[2]:16.6f}")
-    print(f"{rationals} stored rationals checked, {compared} values compared with float64, {bad} bad")
+    print(f"{rationals} stored rationals checked, {exact_checked} averages checked against the exact model, "
+          f"{compared} values compared with float64, {bad} bad")
     return 1 if bad or compared == 0 else 0
 
 
