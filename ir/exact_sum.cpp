@@ -113,15 +113,24 @@ u128 shiftDown(const I256& v, unsigned s, bool& cut) {
   }
   return (u128(r.w[1]) << 64) | r.w[0];
 }
+// (hi:lo) / n with hi < n: one hardware division on x86-64 (a 128-bit
+// division in C++ is a library call).
+inline uint64_t div128by64(uint64_t hi, uint64_t lo, uint64_t n, uint64_t& r) {
+#if defined(__x86_64__)
+  uint64_t q;
+  __asm__("divq %4" : "=a"(q), "=d"(r) : "a"(lo), "d"(hi), "rm"(n));
+  return q;
+#else
+  const u128 cur = (u128(hi) << 64) | lo;
+  r = uint64_t(cur % n);
+  return uint64_t(cur / n);
+#endif
+}
 // Non-negative v divided by n >= 1: floor, and whether there was a remainder.
 I256 divSmall(const I256& v, uint64_t n, bool& rem) {
   I256 q;
-  u128 r = 0;
-  for (int i = 3; i >= 0; --i) {
-    const u128 cur = (r << 64) | v.w[i];
-    q.w[i] = uint64_t(cur / n);
-    r = cur % n;
-  }
+  uint64_t r = 0;
+  for (int i = 3; i >= 0; --i) q.w[i] = div128by64(r, v.w[i], n, r);
   rem = r != 0;
   return q;
 }
