@@ -15,7 +15,6 @@
 # Every ratio in the output comes from this one run. CPU = user + system.
 set -euo pipefail
 source "$(dirname "$0")/common.sh" rdb-compiled
-R=$SHARED/bench-data/rec205
 
 fresh() { rm -rf out; mkdir out; }
 # detect_out is the hand loops' records from 236 on (nearly all of the run's), byte for byte.
@@ -26,14 +25,8 @@ sameAsLoops() {
 }
 
 cd "$W"
-"$B/bench/mit212" "$R/205.dat" rec205once 2>/dev/null
-for _ in 1 2 3 4 5 6 7 8 9 10; do cat rec205once; done > rec205  # 6,500,000 samples
-cp "$R/bp_coef.txt" "$R/d_coef.txt" "$R/rec205.desc" .
+rec205Inputs
 g++ -O3 -march=native -o fused "$R/qrs_fused.cpp"
-g++ -O3 -march=native -o stream "$R/qrs_stream.cpp"
-{ echo "STORAGE 'out'"; cat "$R/rec205-detect-int.rql"; } > int.rql
-{ echo "STORAGE 'out'"; sed '/STREAM detect_out/ s/ VOLATILE$//' "$R/rec205-detect.rql"; } > rat.rql  # its output stored
-N=6500000
 
 cpu stream ./stream rec205 bp_coef.txt d_coef.txt stream.bin; S_CPU=$CPU; S_WALL=$WALL; S_SYS=$SYS
 cpu fused ./fused rec205 bp_coef.txt d_coef.txt fused.bin; F_CPU=$CPU

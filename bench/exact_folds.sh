@@ -9,18 +9,11 @@
 # Every ratio comes from this one run. CPU = user + system.
 set -euo pipefail
 source "$(dirname "$0")/common.sh" rdb-exact
-R=$SHARED/bench-data/rec205
 
 fresh() { rm -rf out; mkdir out; }
 
 cd "$W"
-"$B/bench/mit212" "$R/205.dat" rec205once 2>/dev/null
-for _ in 1 2 3 4 5 6 7 8 9 10; do cat rec205once; done > rec205
-cp "$R/bp_coef.txt" "$R/d_coef.txt" "$R/rec205.desc" .
-g++ -O3 -march=native -o stream "$R/qrs_stream.cpp"
-{ echo "STORAGE 'out'"; cat "$R/rec205-detect-int.rql"; } > int.rql
-{ echo "STORAGE 'out'"; sed '/STREAM detect_out/ s/ VOLATILE$//' "$R/rec205-detect.rql"; } > rat.rql
-N=6500000
+rec205Inputs
 
 cpu stream ./stream rec205 bp_coef.txt d_coef.txt stream.bin; S_CPU=$CPU
 fresh; cpu int-jit "$XR" int.rql --no-clock -m $N --threads 1; I_CPU=$CPU

@@ -61,15 +61,6 @@ U gcdBinary(U a, U b) {
   return a << s;
 }
 inline uint64_t gcd64(uint64_t a, uint64_t b) { return gcdBinary(a, b); }
-inline u128 gcd128(u128 a, u128 b) {
-  while (b) {
-    if ((a >> 64) == 0 && (b >> 64) == 0) return gcd64(uint64_t(a), uint64_t(b));
-    u128 t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
-}
 
 // 256-bit products for comparing distances exactly.
 struct U256 {

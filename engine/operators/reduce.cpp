@@ -20,11 +20,7 @@ namespace {
 
 using ir::val::Rat;
 
-inline Rat foldAdd(Rat a, Rat b) { return ir::val::ratAdd(a, b); }
 inline bool foldLess(Rat a, Rat b) { return ir::val::ratCmp(a, b) < 0; }
-inline Rat foldMean(Rat sum, int64_t n) {
-  return sum.den == 1 ? ir::val::ratMean(sum.num, n) : ir::val::ratDiv(sum, Rat{int32_t(n), 1});
-}
 template <class T>
 T foldAdd(T a, T b) {
   return a + b;
@@ -103,7 +99,9 @@ bool intResult(ir::Op op, const IntFold& f, uint8_t* out) {
     case ir::Op::STREAM_MIN: put(out, fromInt<T>(f.lo)); break;
     case ir::Op::STREAM_MAX: put(out, fromInt<T>(f.hi)); break;
     case ir::Op::STREAM_SUM: put(out, fromInt<T>(f.sum)); break;
-    default: put(out, foldMean(fromInt<T>(f.sum), f.present)); break;
+    default:
+      if constexpr (!std::is_same_v<T, Rat>) put(out, foldMean(fromInt<T>(f.sum), f.present));
+      break;
   }
   return true;
 }
@@ -178,10 +176,11 @@ bool foldT(ir::Op op, int64_t count, Elem&& elem, ir::Type t, uint8_t* out) {
     if (present++ == 0 && (op == ir::Op::STREAM_MIN || op == ir::Op::STREAM_MAX)) acc = x;
     else if (op == ir::Op::STREAM_MIN) acc = foldLess(x, acc) ? x : acc;
     else if (op == ir::Op::STREAM_MAX) acc = foldLess(acc, x) ? x : acc;
-    else acc = foldAdd(acc, x);
+    else if constexpr (!std::is_same_v<T, Rat>) acc = foldAdd(acc, x);  // RATIONAL sums: exactFold above
   }
   if (present == 0) return false;
-  if (op == ir::Op::STREAM_AVG) acc = foldMean(acc, present);
+  if constexpr (!std::is_same_v<T, Rat>)
+    if (op == ir::Op::STREAM_AVG) acc = foldMean(acc, present);
   put(out, acc);
   return true;
 }
