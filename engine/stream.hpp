@@ -68,22 +68,23 @@ struct Chain {
   // as one only while they do (ops::chainRuns). Held, not their streams: a
   // new plan may drop those (their chain is dissolved, and stays so).
   std::vector<std::shared_ptr<Chain>> laterChains;
-  // Scratch of a run: external record pointers, the members' output runs,
-  // roundings, windows' records before the run, sliding folds' accumulators.
-  std::vector<const uint8_t*> ext, extNull, last;
-  std::vector<int64_t> strided;  // by external: its run in place in its ring (jit::ChainArgs)
+  // Scratch of a run: what the code reads and writes (jit/chain_abi.hpp),
+  // by member and by external, and the external records' pointers when they
+  // are not one stretch of a ring.
+  std::vector<jit::ChainMember> memberArgs;
+  std::vector<jit::ChainExternal> externalRuns;
+  std::vector<const uint8_t*> ext, extNull;
   // By external, over the block: its producer's visible counts never fall
   // (kVisRising), and grow by one a slot (kVisStep): a run's records are then
   // all held when its first and last are.
   std::vector<uint8_t> visShape;
-  std::vector<uint8_t*> outs, outNulls;
-  std::vector<uint64_t> rounded;
-  std::vector<int64_t> state, startCount;
+  std::vector<int64_t> startCount;
   std::vector<int> upTo;
   // The block's records (a sliding window's NULL index is written after the block).
   std::vector<int64_t> blockNs;
   std::vector<int> blockJs;
   std::vector<std::vector<uint8_t>> windowNulls;  // by member: each record's flag
+  std::vector<uint64_t> durableBefore;            // by member: its store's durable records before the block
   // For a sliding fold beyond the exact range, during a run.
   const std::vector<std::unique_ptr<Stream>>* streams = nullptr;
   const int64_t* runNs = nullptr;

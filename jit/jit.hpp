@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ir/layout.hpp"
+#include "jit/chain_abi.hpp"
 #include "vm/vm.hpp"
 
 namespace jit {
@@ -25,68 +26,8 @@ using FieldFn = void (*)(const uint8_t*, const uint8_t*, uint8_t*, uint8_t*);
 using BlockFn = void (*)(const uint8_t* const*, const uint8_t* const*, uint8_t*, uint8_t*, int64_t);
 
 // A chain: streams where each reads the one before it, run record by record
-// in one function, each record read by the next step where it was written (see
-// docs/architecture.md, "Pipeline compilation").
-// void chain(const ChainArgs* a, int64_t count)
-// Record i reads external record e at strided[4e] + i*strided[4e+1] (flags
-// strided[4e+2] + i*strided[4e+3]) when strided[4e] is not 0, else at
-// ext[i*E + e] (flags extNulls[i*E + e]); step m writes its record
-// i at outs[m] + i*recordSize (its history ring) and adds the roundings its
-// code made (*threadRounded, the thread's counter) to rounded[m]. A Window
-// step starts from its record before the first (last[2m], flags last[2m+1]);
-// a sliding step's accumulators are state[4m..4m+3], read and written back.
-using FoldFn = void (*)(int32_t op, int32_t type, const uint8_t* data, const uint8_t* nulls, int64_t count,
-                        uint8_t* out);
-// A sliding fold beyond the exact range: step m's input record for the run's record i.
-using SlideFn = void (*)(void* ctx, int32_t step, int64_t record, uint8_t* out);
-struct ChainArgs {
-  const uint8_t* const* ext;
-  const uint8_t* const* extNulls;
-  uint8_t* const* outs;
-  uint8_t* const* outNulls;
-  uint64_t* rounded;
-  const uint64_t* threadRounded;
-  FoldFn slowFold;
-  const uint8_t* const* last;
-  int64_t* state;
-  void* ctx;
-  SlideFn slowSlide;
-  const int64_t* strided;
-  // 1: no settled external record of the run (Request::chainSettled) has a
-  // NULL element, each Window step's record before the run has none, each
-  // SlideNulls step's count is 0 and each Slide step's present count its
-  // window's length.
-  int64_t clean;
-};
-using ChainFn = void (*)(const ChainArgs*, int64_t);
-
-// One stream of a chain.
-struct ChainStep {
-  enum class Kind { Map, Fold, Window, SlideNulls, Slide };
-  Kind kind = Kind::Map;
-  vm::Program program;
-  ir::Layout in, out;
-  // Operand k: step m+from[k]'s record (from[k] < 0) or external record from[k].
-  // Map: operand k's record lies unchanged at input element bases[k].
-  std::vector<int> from, bases;
-  // Fold: .sumc .avg .min .max (ir::Op) over the INTEGER elements (4 bytes
-  // each, end to end) of its one operand, into the input element's type; an
-  // integer sum beyond that type's exact range calls slowFold.
-  ir::Op fold = ir::Op::STREAM_SUM;
-  int foldElems = 0;
-  // Window: A@(1, w), w > 0, over the previous step's one 4-byte element:
-  // the record before, moved on by one element (no program runs).
-  // A window A@(1, w) that is not materialised, folded by .sumc or .avg as
-  // it slides over A's one INTEGER element: from = {A's record n, A's record
-  // n-w (external)}. SlideNulls (the window) counts its NULL elements and
-  // writes flag byte 0 of each record: 1 when it holds one. Slide (its
-  // reducer, the next step) keeps the sum, the sum of magnitudes and the
-  // count of present elements.
-  // Not materialised: the next step alone reads its record, in the same
-  // iteration; the record stays in registers and only the run's last one is
-  // written to the ring (its NULL flags still are, every record).
-  bool materialised = true;
-};
+// in one function (ChainFn), each record read by the next step where it was
+// written; the memory it shares with the engine is chain_abi.hpp's.
 
 struct Request {
   std::string name;  // unique symbol name within the unit

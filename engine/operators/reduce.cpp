@@ -13,6 +13,7 @@
 #include "engine/operators/operators.hpp"
 #include "engine/operators/window.hpp"
 #include "ir/exact_sum.hpp"
+#include "ir/fold_range.hpp"
 
 namespace engine::ops {
 
@@ -37,9 +38,9 @@ T foldMean(T sum, int64_t n) {
 // Largest sum of magnitudes for which every integer partial sum is exact in T.
 template <class T>
 constexpr int64_t exactBound() {
-  if constexpr (std::is_same_v<T, Rat>) return std::numeric_limits<int32_t>::max();
-  else if constexpr (std::is_same_v<T, float>) return int64_t(1) << 24;
-  else return int64_t(1) << 53;
+  if constexpr (std::is_same_v<T, Rat>) return ir::exactSumBound(ir::Type::RATIONAL);
+  else if constexpr (std::is_same_v<T, float>) return ir::exactSumBound(ir::Type::FLOAT);
+  else return ir::exactSumBound(ir::Type::DOUBLE);
 }
 template <class T>
 T fromInt(int64_t v) {
