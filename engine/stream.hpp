@@ -62,6 +62,7 @@ struct Chain {
   std::vector<External> externals;
   // By member: whether its records are written to its ring (see jit::ChainStep).
   std::vector<char> materialised;
+  std::vector<jit::ChainStep::Kind> kinds;  // by member: the step it takes
   jit::ChainFn native = nullptr;
   // The chains of readers of the first member that come earlier in plan
   // order but run after this chain because their chain ends later: it runs

@@ -212,6 +212,7 @@ class TextSource : public Source {
   // file holds now, the buffer then as it was (a read error is logged once
   // and read as the end).
   bool refill() {
+    if (whole_) return false;  // the file's end as its last fstat saw it (atEnd checks again)
     for (;;) {
       const ssize_t r = ::read(fd_, buf_.data(), buf_.size());
       if (r < 0 && errno == EINTR) continue;
@@ -231,6 +232,7 @@ class TextSource : public Source {
   }
   // Reading goes on from byte `at` of the file.
   void seekTo(uint64_t at) {
+    whole_ = false;
     ::lseek(fd_, off_t(at), SEEK_SET);
     offset_ = at;
     pos_ = len_ = 0;
@@ -259,7 +261,10 @@ class TextSource : public Source {
       if (known) blankSize_ = st.st_size;  // no token in it: NULL records until it changes
       return false;
     }
-    if (offset_ == 0 && known && uint64_t(st.st_size) == len_) pos_ = 0;  // the whole file is in the buffer
+    // The whole file in the buffer: read again from there, with no read to
+    // find its end each pass (a small file wraps every record or so); bytes
+    // appended meanwhile are read from the next pass on.
+    if (offset_ == 0 && known && uint64_t(st.st_size) == len_) pos_ = 0, whole_ = true;
     else seekTo(0);
     return true;
   }
@@ -369,6 +374,7 @@ class TextSource : public Source {
   bool readErrorSaid_ = false;
   int read_ = 0;                          // fields of the current record that found a token
   int passes_ = 0;                        // wraps within the current field
+  bool whole_ = false;                    // wrapping within the buffer: it holds the whole file
   uint64_t record_ = 0, outOfRange_ = 0;  // records read; values outside their type (stored NULL)
 };
 

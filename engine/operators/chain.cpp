@@ -76,7 +76,7 @@ bool cleanRun(BlockCtx& c, const Chain& ch, int k) {
   for (size_t m = 0; m < ch.members.size(); ++m) {
     const Stream& s = *ch.members[m];
     const jit::ChainMember& a = ch.memberArgs[m];
-    switch (kindOf(s)) {
+    switch (ch.kinds[m]) {
       case Kind::Window:
         if (!noneSet(a.beforeNulls, int64_t(s.out.elems.size()))) return false;
         break;
@@ -101,7 +101,7 @@ bool takesBlock(const Chain& ch) {
   const int64_t n0 = head.due - head.q->tail;
   for (size_t m = 0; m < ch.members.size(); ++m) {
     const Stream& s = *ch.members[m];
-    const Kind kind = kindOf(s);
+    const Kind kind = ch.kinds[m];
     // A window moves on from its record before the block's first.
     const int64_t origin = s.q->origin + (kind == Kind::Window ? 1 : 0);
     const int64_t first = n0 - ch.shift[m];  // its first record of the block
@@ -140,8 +140,8 @@ void beginBlock(BlockCtx& c, Chain& ch) {
     ch.durableBefore[m] = s.files.store ? s.files.store->durable() : 0;
     const Stream::Running& r = s.running;
     jit::ChainMember& a = ch.memberArgs[m];
-    if (kindOf(s) == Kind::SlideNulls) a.nulls = r.nulls;
-    if (kindOf(s) == Kind::Slide) a.sum = r.sum, a.sumAbs = r.sumAbs, a.present = r.present;
+    if (ch.kinds[m] == Kind::SlideNulls) a.nulls = r.nulls;
+    if (ch.kinds[m] == Kind::Slide) a.sum = r.sum, a.sumAbs = r.sumAbs, a.present = r.present;
   }
 }
 
@@ -285,7 +285,7 @@ bool runRecords(BlockCtx& c, Chain& ch, jit::ChainArgs& args, const int64_t* ns,
     a.outNulls = s.hist.nextNulls();
     // A window moves on from its newest record, the one before the run's
     // first (the block's gate makes sure it exists, the ring holds one block more).
-    if (kindOf(s) == Kind::Window) s.hist.get(ns[0] - ch.shift[m] - 1, a.before, a.beforeNulls);
+    if (ch.kinds[m] == Kind::Window) s.hist.get(ns[0] - ch.shift[m] - 1, a.before, a.beforeNulls);
   }
   ch.runNs = ns;
   args.clean = cleanRun(c, ch, k);
@@ -296,7 +296,7 @@ bool runRecords(BlockCtx& c, Chain& ch, jit::ChainArgs& args, const int64_t* ns,
     const jit::ChainMember& a = ch.memberArgs[m];
     s.hist.commit(k);
     s.wrote += k;
-    if (kindOf(s) == Kind::SlideNulls) {  // its NULL index after the block, when its producer is visible
+    if (ch.kinds[m] == Kind::SlideNulls) {  // its NULL index after the block, when its producer is visible
       const size_t ne = s.out.elems.size(), at = ch.windowNulls[m].size();
       ch.windowNulls[m].resize(at + size_t(k));
       for (int i = 0; i < k; ++i) ch.windowNulls[m][at + size_t(i)] = a.outNulls[size_t(i) * ne];
@@ -328,8 +328,8 @@ void endBlock(Chain& ch, int slots, int64_t dueCount, bool failed) {
     s.rounded += a.rounded;
     Stream::Running& r = s.running;
     const int64_t moved = s.hist.count - start;
-    if (kindOf(s) == Kind::SlideNulls) r.nulls = a.nulls, r.lo += moved, r.hi += moved;
-    if (kindOf(s) == Kind::Slide)
+    if (ch.kinds[m] == Kind::SlideNulls) r.nulls = a.nulls, r.lo += moved, r.hi += moved;
+    if (ch.kinds[m] == Kind::Slide)
       r.sum = a.sum, r.sumAbs = a.sumAbs, r.present = a.present, r.lo += moved, r.hi += moved;
     // The index entries of the records the store wrote, as each member's own step does.
     if (s.files.store && s.error.empty() && s.files.store->durable() != ch.durableBefore[m]) {
@@ -346,7 +346,7 @@ void endBlock(Chain& ch, int slots, int64_t dueCount, bool failed) {
 void writeWindowIndexes(BlockCtx& c, Chain& ch) {
   for (size_t m = 0; m < ch.members.size(); ++m) {
     Stream& s = *ch.members[m];
-    if (kindOf(s) != Kind::SlideNulls || ch.windowNulls[m].empty()) continue;
+    if (ch.kinds[m] != Kind::SlideNulls || ch.windowNulls[m].empty()) continue;
     std::vector<int64_t> own(ch.blockNs);  // its own record numbers
     for (auto& n : own) n -= ch.shift[m];
     try {

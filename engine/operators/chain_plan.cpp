@@ -210,7 +210,7 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
   for (auto& c : chains) {
     findExternals(*c, streams);
     chooseMaterialised(*c, readers);
-    for (auto* m : c->members) m->chain = c;
+    for (auto* m : c->members) m->chain = c, c->kinds.push_back(kindOf(*m));
   }
   return chains;
 }
