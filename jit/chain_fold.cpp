@@ -28,11 +28,23 @@ bool truncatesOnly(const ChainStep& s) {
 }
 
 // The count of present elements, their sum, smallest, largest, and how to
-// emit whether the sum of magnitudes is beyond the exact bound.
+// emit whether the sum of magnitudes is beyond the exact bound (empty: the
+// bound limits the folded value itself, ir::boundsSumOnly).
 struct Sums {
   Value *present, *sum, *lo, *hi;
   std::function<Value*()> over;
 };
+
+// Emitters of whether the fold is beyond its exact range (ir/fold_range.hpp):
+// its sum, or its sum of magnitudes, beyond the bound.
+std::function<Value*()> sumBeyond(llvm::IRBuilder<>& B, Value* sum, int64_t bound) {
+  return [&B, sum, bound] {
+    return B.CreateICmpUGT(B.CreateAdd(sum, B.getInt64(uint64_t(bound))), B.getInt64(uint64_t(2 * bound)));
+  };
+}
+std::function<Value*()> magnitudesBeyond(llvm::IRBuilder<>& B, Value* sumAbs, int64_t bound) {
+  return [&B, sumAbs, bound] { return B.CreateICmpSGT(sumAbs, B.getInt64(uint64_t(bound))); };
+}
 
 // Element i of a record of INTEGER elements: its value, whether NULL.
 std::pair<Value*, Value*> elementAt(llvm::IRBuilder<>& B, Value* d, Value* nl, Value* i) {
@@ -43,7 +55,7 @@ std::pair<Value*, Value*> elementAt(llvm::IRBuilder<>& B, Value* d, Value* nl, V
 
 // Up to 64 elements, straight-line, as vectors of a power of two lanes (the
 // missing ones NULL) and their reductions.
-Sums vectorSums(ChainEmitter& e, int64_t ne, int64_t bound, Value* d, Value* nl) {
+Sums vectorSums(ChainEmitter& e, ir::Type type, int64_t ne, int64_t bound, Value* d, Value* nl) {
   llvm::IRBuilder<>& B = e.B;
   const unsigned P = unsigned(llvm::PowerOf2Ceil(uint64_t(ne)));
   auto count = llvm::ElementCount::getFixed(P);
@@ -62,10 +74,16 @@ Sums vectorSums(ChainEmitter& e, int64_t ne, int64_t bound, Value* d, Value* nl)
   auto splat = [&](int64_t c) { return llvm::ConstantVector::getSplat(count, B.getInt64(uint64_t(c))); };
   Sums r;
   r.present = B.CreateAddReduce(B.CreateZExt(B.CreateNot(none), v64t));
+  r.lo = B.CreateIntMinReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::max()), wide), true);
+  r.hi = B.CreateIntMaxReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::min()), wide), true);
+  Value* v32 = B.CreateSelect(none, zero32, v);
+  if (ir::boundsSumOnly(type)) {  // the 64-bit sum, and whether it is within the bound
+    r.sum = B.CreateAddReduce(x);
+    return r;  // `over` is the folded value's (finish)
+  }
   // The sum of magnitudes is at most ne times the largest, found in 32-bit
   // lanes (INT_MIN's magnitude is 2^31 unsigned): the exact sum, four times
   // the work in 64-bit lanes, only when that bound is over.
-  Value* v32 = B.CreateSelect(none, zero32, v);
   Value* mag32 = B.CreateSelect(B.CreateICmpSLT(v32, zero32), B.CreateNeg(v32), v32);
   Value* most = B.CreateZExt(B.CreateIntMaxReduce(mag32, false), e.i64);
   r.over = [&e, most, ne, x, zero, bound] {
@@ -85,8 +103,6 @@ Sums vectorSums(ChainEmitter& e, int64_t ne, int64_t bound, Value* d, Value* nl)
     o->addIncoming(beyond, exactEnd);
     return static_cast<Value*>(o);
   };
-  r.lo = B.CreateIntMinReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::max()), wide), true);
-  r.hi = B.CreateIntMaxReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::min()), wide), true);
   // Where the result is exact (its sum of magnitudes within 2^31) the wrapped
   // 32-bit sum is the sum: twice the lanes a vector.
   if (bound <= std::numeric_limits<int32_t>::max()) r.sum = B.CreateSExt(B.CreateAddReduce(v32), e.i64);
@@ -95,7 +111,7 @@ Sums vectorSums(ChainEmitter& e, int64_t ne, int64_t bound, Value* d, Value* nl)
 }
 
 // More elements: a loop over them with scalar accumulators.
-Sums loopSums(ChainEmitter& e, int64_t ne, int64_t bound, Value* d, Value* nl) {
+Sums loopSums(ChainEmitter& e, ir::Type type, int64_t ne, int64_t bound, Value* d, Value* nl) {
   llvm::IRBuilder<>& B = e.B;
   Value* i64max = B.getInt64(uint64_t(std::numeric_limits<int64_t>::max()));
   Value* i64min = B.getInt64(uint64_t(std::numeric_limits<int64_t>::min()));
@@ -128,8 +144,7 @@ Sums loopSums(ChainEmitter& e, int64_t ne, int64_t bound, Value* d, Value* nl) {
   B.CreateBr(head);
   B.SetInsertPoint(done);
   Sums r{e.load64(pr), e.load64(su), e.load64(l), e.load64(h), {}};
-  Value* sumAbs = e.load64(sa);
-  r.over = [&B, sumAbs, bound] { return B.CreateICmpSGT(sumAbs, B.getInt64(uint64_t(bound))); };
+  if (!ir::boundsSumOnly(type)) r.over = magnitudesBeyond(B, e.load64(sa), bound);
   return r;
 }
 
@@ -184,13 +199,14 @@ void finish(ChainEmitter& e, size_t m, const Frame& fr, const Sums& sums, int64_
   B.CreateBr(end);
   B.SetInsertPoint(some);
   B.CreateStore(B.getInt8(0), inNull);
-  B.CreateCondBr(sums.over(), slow, fast);
+  Value* r = s.fold == ir::Op::STREAM_MIN ? sums.lo : s.fold == ir::Op::STREAM_MAX ? sums.hi : sums.sum;
+  const int64_t bound = ir::exactSumBound(s.in.elems[0].type);
+  B.CreateCondBr(sums.over ? sums.over() : sumBeyond(B, r, bound)(), slow, fast);
   B.SetInsertPoint(slow);
   slowPath();
   e.programOnFold(m, fr);
   B.CreateBr(end);
   B.SetInsertPoint(fast);
-  Value* r = s.fold == ir::Op::STREAM_MIN ? sums.lo : s.fold == ir::Op::STREAM_MAX ? sums.hi : sums.sum;
   storeFolded(e, s, r, sums.present, full, [&](Value* first, Value* second) {
     B.CreateAlignedStore(first, in, llvm::MaybeAlign(1));
     if (second) B.CreateAlignedStore(second, B.CreateConstGEP1_32(B.getInt8Ty(), in, 4), llvm::MaybeAlign(1));
@@ -207,7 +223,8 @@ void ChainEmitter::emitFold(size_t m, const Frame& fr) {
   const ChainStep& s = steps[m];
   const int64_t ne = s.foldElems, bound = ir::exactSumBound(s.in.elems[0].type);
   Value *d = fr.opData[0], *nl = fr.opNull[0];
-  const Sums sums = ne <= 64 ? vectorSums(*this, ne, bound, d, nl) : loopSums(*this, ne, bound, d, nl);
+  const ir::Type t = s.in.elems[0].type;
+  const Sums sums = ne <= 64 ? vectorSums(*this, t, ne, bound, d, nl) : loopSums(*this, t, ne, bound, d, nl);
   finish(*this, m, fr, sums, ne, [&] {
     // Partial sums beyond the type's exact range: the engine's fold in that type.
     auto* ty = llvm::FunctionType::get(B.getVoidTy(), {B.getInt32Ty(), B.getInt32Ty(), ptr, ptr, i64, ptr}, false);
@@ -234,8 +251,9 @@ void ChainEmitter::emitSlide(size_t m, Value* i, const Frame& fr) {
   B.CreateStore(sum, mc.sum);
   B.CreateStore(sumAbs, mc.sumAbs);
   B.CreateStore(present, mc.present);
-  const int64_t bound = ir::exactSumBound(s.in.elems[0].type);
-  Sums sums{present, sum, sum, sum, [&] { return B.CreateICmpSGT(sumAbs, B.getInt64(uint64_t(bound))); }};
+  const ir::Type t = s.in.elems[0].type;
+  Sums sums{present, sum, sum, sum, {}};
+  if (!ir::boundsSumOnly(t)) sums.over = magnitudesBeyond(B, sumAbs, ir::exactSumBound(t));
   // The window before it (SlideNulls) holds the most elements it folds.
   finish(*this, m, fr, sums, int64_t(steps[m - 1].out.elems.size()), [&] {
     auto* ty = llvm::FunctionType::get(B.getVoidTy(), {ptr, B.getInt32Ty(), i64, ptr}, false);
