@@ -27,6 +27,7 @@ void Engine::Impl::passGridPoint(std::vector<int64_t>& c, int64_t t) const {
 // The next n grid points.
 void Engine::Impl::planBlock(int n) {
   block.slots = n;
+  ++block.serial;
   block.t.resize(size_t(n));
   block.due.resize(ticks.size());
   for (auto& d : block.due) d.resize(size_t(n));

@@ -123,6 +123,8 @@ bool Engine::Impl::readSources() {
       }
       continue;
     }
+    // Due at every slot: each slot sees one record more than the one before.
+    if (block.slots > 0 && !memchr(due.data(), 0, size_t(block.slots))) s->visStepAt = block.serial;
     int j = 0;
     while (j < block.slots) {
       // The due slots from j on whose records lie contiguously in the ring.

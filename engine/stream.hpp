@@ -30,6 +30,7 @@ struct Block {
   std::vector<int64_t> t;              // slot j's time, in scheduler ticks
   std::vector<std::vector<char>> due;  // due[i][j]: distinct interval i is due in slot j
   bool allDue = false;                 // one distinct interval: every stream is due in every slot
+  uint64_t serial = 0;                 // counts the blocks (Stream::visStepAt)
 };
 
 struct Stream;
@@ -107,6 +108,10 @@ struct Stream {
   // computed stream: after its own step in slot j; for a source: before it
   // reads in slot j).
   std::vector<int64_t> vis;
+  // The block (Block::serial) whose vis its writer made one more a slot
+  // throughout (ops::visShape is then known without a scan); any other
+  // block's vis is scanned.
+  uint64_t visStepAt = 0;
   int64_t due = 0;                      // due slots seen so far
   int wrote = 0;                        // records written in the current block
   int64_t firstIndex = 0;               // an ad hoc stream's first record (logical index)

@@ -123,8 +123,11 @@ void beginBlock(BlockCtx& c, Chain& ch) {
   ch.externalRuns.assign(std::max<size_t>(E, 1), jit::ChainExternal{});
   ch.visShape.assign(E, 0);
   for (size_t e = 0; e < E; ++e)  // final: the producers outside the chain ran before it
-    if (const Chain::External& x = ch.externals[e]; !x.raw)
-      ch.visShape[e] = visShape(c.src(*ch.members[size_t(x.member)], size_t(x.operand)).vis.data(), c.block.slots);
+    if (const Chain::External& x = ch.externals[e]; !x.raw) {
+      const Stream& p = c.src(*ch.members[size_t(x.member)], size_t(x.operand));
+      ch.visShape[e] =
+          p.visStepAt == c.block.serial ? uint8_t(kVisRising | kVisStep) : visShape(p.vis.data(), c.block.slots);
+    }
   ch.memberArgs.assign(M, jit::ChainMember{});
   ch.startCount.resize(M);
   ch.durableBefore.resize(M);
@@ -315,7 +318,8 @@ bool runRecords(BlockCtx& c, Chain& ch, jit::ChainArgs& args, const int64_t* ns,
 }
 
 // Each member's visible counts, accumulators and index entries after the block.
-void endBlock(Chain& ch, int slots, int64_t dueCount, bool failed) {
+void endBlock(Chain& ch, const Block& b, bool everySlot, int64_t dueCount, bool failed) {
+  const int slots = b.slots;
   for (size_t m = 0; m < ch.members.size(); ++m) {
     Stream& s = *ch.members[m];
     const jit::ChainMember& a = ch.memberArgs[m];
@@ -325,6 +329,7 @@ void endBlock(Chain& ch, int slots, int64_t dueCount, bool failed) {
     for (int j = 0; j < slots; ++j) s.vis[size_t(j)] = start + ch.upTo[size_t(j)];
     if (failed)  // nothing after the failing run was written
       for (int j = 0; j < slots; ++j) s.vis[size_t(j)] = std::min(s.vis[size_t(j)], s.hist.count);
+    else if (everySlot) s.visStepAt = b.serial;
     s.rounded += a.rounded;
     Stream::Running& r = s.running;
     const int64_t moved = s.hist.count - start;
@@ -416,7 +421,8 @@ void chainStep(BlockCtx& c, Chain& ch) {
     if (k > 0 && !failed) failed = !runRecords(c, ch, args, ns, js, k), written += k;
     k = 0;
   };
-  if (!memchr(due.data(), 0, size_t(b.slots))) {
+  const bool everySlot = !memchr(due.data(), 0, size_t(b.slots));
+  if (everySlot) {
     // Due at every slot of the block (the usual case): runs of consecutive slots.
     for (int j = 0; j < b.slots; j += k, flush()) {
       const int limit = std::min(ringRoom(ch), inPlaceRoom(c, ch, n0 + dueCount));
@@ -432,7 +438,7 @@ void chainStep(BlockCtx& c, Chain& ch) {
     }
     flush();
   }
-  endBlock(ch, b.slots, dueCount, failed);
+  endBlock(ch, b, everySlot, dueCount, failed);
   writeWindowIndexes(c, ch);
 }
 

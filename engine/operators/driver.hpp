@@ -155,6 +155,7 @@ struct Driver {
           limit = int(std::min<int64_t>(s.runCap, s.hist.contiguous()));
         }
       }
+      if (j == b.slots && s.error.empty()) s.visStepAt = b.serial;  // a record every slot
     }
     for (; j < b.slots && s.error.empty(); ++j) {
       if (due[size_t(j)] && (joined || b.t[size_t(j)] >= s.joinAt)) {
