@@ -193,14 +193,15 @@ struct Run {
 
   // Data first, then the index entries it covers; clocked runs push both out
   // every block, offline runs when the store's buffer fills. Offline, the
-  // index of a stream without a store (VOLATILE) goes every
+  // index of a stream without a store on disk (VOLATILE, memory) goes every
   // kOfflineIndexRecords records: one small write a stream a block was 93,757
   // writes for the two-pipeline bench. The close writes the rest; an index
   // behind its records is what a kill leaves anyway.
   void flush() {
     for (auto* s : m.computed) {
       if (!s->wrote) continue;
-      if (m.opt.noClock && !s->files.store && uint64_t(s->hist.count) < s->files.meta->onDisk() + kOfflineIndexRecords)
+      const bool onDisk = s->files.store && !s->files.store->inMemory();
+      if (m.opt.noClock && !onDisk && uint64_t(s->hist.count) < s->files.meta->onDisk() + kOfflineIndexRecords)
         continue;
       try {
         if (s->files.store && !m.opt.noClock) s->files.store->flush();

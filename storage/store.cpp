@@ -329,6 +329,7 @@ class MemoryStore : public Store {
   }
   void close(int, bool = false) override {}
   std::vector<std::string> files() const override { return {}; }
+  bool inMemory() const override { return true; }
 
  private:
   std::string path_;

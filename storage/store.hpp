@@ -56,6 +56,7 @@ class Store {
   // Whether every open file of the store lies on the file system of `fs`.
   virtual bool onFileSystem(const io::FileSystemSync&) const { return true; }
   virtual bool shadowed() const { return false; }
+  virtual bool inMemory() const { return false; }  // nothing on disk (the memory profile)
   // Writes buffered records (appends are buffered in whole records).
   virtual void flush() {}
   virtual std::vector<std::string> files() const = 0;  // data files, for cleanup

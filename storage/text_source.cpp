@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cfloat>
 #include <charconv>
+#include <chrono>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -209,6 +210,13 @@ class TextSource : public Source {
   // At the end of the data: whether to read on (wrapped to the start, or a
   // file that was cut shorter read again from its start).
   bool atEnd() {
+    // Wrapping within the buffer, the file is looked at again every
+    // kRecheck: a small file wraps every record or so.
+    if (whole_ && passes_ == 0 && std::chrono::steady_clock::now() < recheckAt_) {
+      ++passes_;
+      pos_ = 0;
+      return true;
+    }
     struct stat st {};
     const bool known = fstat(fd_, &st) == 0;
     if (known && uint64_t(st.st_size) < offset_ + len_) {
@@ -233,7 +241,8 @@ class TextSource : public Source {
     // The whole file in the buffer: read again from there, with no read to
     // find its end each pass (a small file wraps every record or so); bytes
     // appended meanwhile are read from the next pass on.
-    if (offset_ == 0 && known && uint64_t(st.st_size) == len_) pos_ = 0, whole_ = true;
+    if (offset_ == 0 && known && uint64_t(st.st_size) == len_)
+      pos_ = 0, whole_ = true, recheckAt_ = std::chrono::steady_clock::now() + kRecheck;
     else seekTo(0);
     return true;
   }
@@ -341,9 +350,11 @@ class TextSource : public Source {
   bool ended_ = false;    // followed: the current record reached the end of the data
   off_t blankSize_ = -1;  // the size of a file found to hold no token
   bool readErrorSaid_ = false;
-  int read_ = 0;                          // fields of the current record that found a token
-  int passes_ = 0;                        // wraps within the current field
-  bool whole_ = false;                    // wrapping within the buffer: it holds the whole file
+  int read_ = 0;        // fields of the current record that found a token
+  int passes_ = 0;      // wraps within the current field
+  bool whole_ = false;  // wrapping within the buffer: it holds the whole file
+  static constexpr std::chrono::milliseconds kRecheck{10};
+  std::chrono::steady_clock::time_point recheckAt_;
   uint64_t record_ = 0, outOfRange_ = 0;  // records read; values outside their type (stored NULL)
 };
 

@@ -336,14 +336,7 @@ void endBlock(Chain& ch, const Block& b, bool everySlot, int64_t dueCount, bool 
     if (ch.kinds[m] == Kind::SlideNulls) r.nulls = a.nulls, r.lo += moved, r.hi += moved;
     if (ch.kinds[m] == Kind::Slide)
       r.sum = a.sum, r.sumAbs = a.sumAbs, r.present = a.present, r.lo += moved, r.hi += moved;
-    // The index entries of the records the store wrote, as each member's own step does.
-    if (s.files.store && s.error.empty() && s.files.store->durable() != ch.durableBefore[m]) {
-      try {
-        s.files.meta->flush(s.files.store->durable());
-      } catch (const std::exception& e) {
-        s.error = e.what();
-      }
-    }
+    flushIndex(s, ch.durableBefore[m]);  // as each member's own step does
   }
 }
 

@@ -44,6 +44,20 @@ inline void appendNullBits(Stream& s, const uint8_t* nl) {
   s.files.meta->append(s.bitmap);
 }
 
+// The index entries of the records a store on disk wrote since it held
+// `durableBefore`, in the stream's own step (on its pipeline's thread) rather
+// than after the block. A store in memory's index goes with the scheduler's
+// (as a VOLATILE stream's does).
+inline void flushIndex(Stream& s, uint64_t durableBefore) {
+  if (!s.files.store || s.files.store->inMemory() || !s.error.empty() || s.files.store->durable() == durableBefore)
+    return;
+  try {
+    s.files.meta->flush(s.files.store->durable());
+  } catch (const std::exception& e) {
+    s.error = e.what();
+  }
+}
+
 // Rules, NULL index and store for the records of one run, in order (runs of
 // records without NULLs go to the index at once).
 inline void emitRun(Stream& s, const int64_t* ns, int k, const uint8_t* out, const uint8_t* outNull) {
@@ -175,15 +189,7 @@ struct Driver {
     }
     s.wrote += k;
     flush();
-    // The index entries of the records the store wrote, here in the stream's
-    // own step (on its pipeline's thread) rather than after the block.
-    if (s.files.store && s.error.empty() && s.files.store->durable() != durableBefore) {
-      try {
-        s.files.meta->flush(s.files.store->durable());
-      } catch (const std::exception& e) {
-        s.error = e.what();
-      }
-    }
+    flushIndex(s, durableBefore);
     for (; j < b.slots; ++j) s.vis[size_t(j)] = s.hist.count;  // stopped by a failure: nothing more to read
     // Roundings are counted per thread; this stream's are those made in its step.
     s.rounded += ir::val::ratRounded() - roundedBefore;
