@@ -88,6 +88,15 @@ const Engine::Impl::GridPattern& Engine::Impl::gridPattern() {
     grid.offsets.push_back(t);
     passGridPoint(c, t);
   }
+  // A short period repeated to a block's length or more: a block is then a
+  // copy or two an interval, not one for each few points.
+  const size_t points = grid.offsets.size();
+  const int64_t repeats = int64_t((size_t(kParallelBlockSlots) + points - 1) / points);
+  if (repeats > 1 && __int128(period) * repeats < (__int128(1) << 62)) {
+    for (int64_t r = 1; r < repeats; ++r)
+      for (size_t p = 0; p < points; ++p) grid.offsets.push_back(grid.offsets[p] + r * period);
+    period *= repeats;
+  }
   // Each interval has one flag a point: at most 4 MiB of them.
   if (grid.offsets.size() * ticks.size() > (size_t(1) << 22)) {
     grid.offsets.clear();
@@ -112,6 +121,7 @@ struct Run {
   const SlotHooks& hooks;
   const Clock::time_point anchor = Clock::now();
   int64_t slots = 0, nextIdle = 0;
+  Clock::time_point idleAt{};  // offline, clients are served every 4096 slots, at most once a millisecond
   std::vector<const std::string*> wrote;
   LatencyHistogram lateness;  // clocked runs: deadline to the slot's last record
 
@@ -158,9 +168,10 @@ struct Run {
   // already due when behind schedule. 0: stopped while waiting.
   int blockSize() {
     if (m.opt.noClock) {
-      if (hooks.idle && slots >= nextIdle) {
+      if (hooks.idle && slots >= nextIdle && Clock::now() >= idleAt) {
         hooks.idle(slots);  // an import here joins at the next grid point, the block's first
         nextIdle = slots + 4096;
+        idleAt = Clock::now() + std::chrono::milliseconds(1);
       }
       return mostSlots();
     }
