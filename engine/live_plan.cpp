@@ -278,10 +278,13 @@ int64_t Engine::Impl::materialiseRead(const std::vector<const ir::Query*>& fresh
     if (s->chain)
       for (size_t m = 0; m < s->chain->members.size(); ++m)
         inRegisters = inRegisters || (s->chain->members[m] == s.get() && !s->chain->materialised[m]);
-    if (s->heldFrom == INT64_MIN && !inRegisters) continue;
     bool read = false;
     for (auto* q : fresh)
       for (auto& d : q->dependencies()) read = read || d == s->q->id;
+    if (read && s->chain)  // the chain writes its visible counts from the next block on
+      for (size_t m = 0; m < s->chain->members.size(); ++m)
+        if (s->chain->members[m] == s.get()) s->chain->visRead[m] = 1;
+    if (s->heldFrom == INT64_MIN && !inRegisters) continue;
     if (!read) continue;
     if (s->heldFrom != INT64_MIN) {
       const int64_t back = cand.maxCapacity.count(s->q->id) ? cand.maxCapacity.at(s->q->id) : 1;

@@ -64,6 +64,9 @@ struct Chain {
   // By member: whether its records are written to its ring (see jit::ChainStep).
   std::vector<char> materialised;
   std::vector<jit::ChainStep::Kind> kinds;  // by member: the step it takes
+  // By member: a stream outside the chain reads its visible counts (Stream::vis),
+  // which the chain then writes each block; the others' are not read.
+  std::vector<char> visRead;
   jit::ChainFn native = nullptr;
   // The chains of readers of the first member that come earlier in plan
   // order but run after this chain because their chain ends later: it runs

@@ -302,7 +302,9 @@ bool runRecords(BlockCtx& c, Chain& ch, jit::ChainArgs& args, const int64_t* ns,
     if (ch.kinds[m] == Kind::SlideNulls) {  // its NULL index after the block, when its producer is visible
       const size_t ne = s.out.elems.size(), at = ch.windowNulls[m].size();
       ch.windowNulls[m].resize(at + size_t(k));
-      for (int i = 0; i < k; ++i) ch.windowNulls[m][at + size_t(i)] = a.outNulls[size_t(i) * ne];
+      uint8_t* to = ch.windowNulls[m].data() + at;  // locals: a byte store could alias the vectors
+      const uint8_t* from = a.outNulls;
+      for (int i = 0; i < k; ++i) to[i] = from[size_t(i) * ne];
       continue;
     }
     try {
@@ -326,7 +328,13 @@ void endBlock(Chain& ch, const Block& b, bool everySlot, int64_t dueCount, bool 
     if (!ch.materialised[m]) s.heldFrom = s.hist.newest();
     s.due += dueCount;
     const int64_t start = ch.startCount[m];
-    for (int j = 0; j < slots; ++j) s.vis[size_t(j)] = start + ch.upTo[size_t(j)];
+    if (ch.visRead[m] || failed) {  // for the streams that read them (Chain::visRead)
+      int64_t* vis = s.vis.data();
+      if (everySlot)
+        for (int j = 0; j < slots; ++j) vis[j] = start + j + 1;
+      else
+        for (int j = 0; j < slots; ++j) vis[j] = start + ch.upTo[size_t(j)];
+    }
     if (failed)  // nothing after the failing run was written
       for (int j = 0; j < slots; ++j) s.vis[size_t(j)] = std::min(s.vis[size_t(j)], s.hist.count);
     else if (everySlot) s.visStepAt = b.serial;
@@ -418,10 +426,10 @@ void chainStep(BlockCtx& c, Chain& ch) {
   if (everySlot) {
     // Due at every slot of the block (the usual case): runs of consecutive slots.
     for (int j = 0; j < b.slots; j += k, flush()) {
-      const int limit = std::min(ringRoom(ch), inPlaceRoom(c, ch, n0 + dueCount));
-      for (k = 0; k < limit && j + k < b.slots; ++k) ns[k] = n0 + dueCount++, js[k] = j + k;
+      k = std::min({ringRoom(ch), inPlaceRoom(c, ch, n0 + dueCount), b.slots - j});
+      for (int i = 0; i < k; ++i) ns[i] = n0 + dueCount + i, js[i] = j + i;
+      dueCount += k;
     }
-    std::iota(ch.upTo.begin(), ch.upTo.begin() + b.slots, 1);
   } else {
     int limit = ringRoom(ch);
     for (int j = 0; j < b.slots; ++j) {

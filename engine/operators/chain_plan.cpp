@@ -191,6 +191,23 @@ void chooseMaterialised(Chain& c, const Readers& readers) {
   }
 }
 
+// Whose visible counts a stream outside the chain reads: the last member's
+// readers, a member's readers besides the next member (a head's others), a
+// fused window's index (its producer's counts). An import that reads a member
+// adds it (live_plan.cpp).
+void chooseVisRead(Chain& c, const Readers& readers, const Streams& streams) {
+  const size_t n = c.members.size();
+  c.visRead.assign(n, 0);
+  for (size_t m = 0; m < n; ++m)
+    for (const Stream* r : readers[size_t(c.members[m]->index)]) c.visRead[m] |= m + 1 == n || r != c.members[m + 1];
+  c.visRead[n - 1] = 1;
+  for (size_t m = 0; m < n; ++m)
+    if (kindOf(*c.members[m]) == Kind::SlideNulls) {
+      const Stream* producer = streams[size_t(c.members[m]->srcs[0])].get();
+      for (size_t p = 0; p < n; ++p) c.visRead[p] |= c.members[p] == producer;
+    }
+}
+
 }  // namespace
 
 int32_t windowLength(const Stream& s) { return std::get<std::pair<int32_t, int32_t>>(s.q->program.back().v).second; }
@@ -210,6 +227,7 @@ std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& compu
   for (auto& c : chains) {
     findExternals(*c, streams);
     chooseMaterialised(*c, readers);
+    chooseVisRead(*c, readers, streams);
     for (auto* m : c->members) m->chain = c, c->kinds.push_back(kindOf(*m));
   }
   return chains;

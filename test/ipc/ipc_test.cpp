@@ -1229,6 +1229,21 @@ TEST_CASE("live engine: an import reading a chain member that is not materialise
   CHECK(offStep(e, "d", 9, false) == 0);  // a(n) - a(n-3)
 }
 
+// A materialised member (stored) read by the next one alone: its visible
+// counts are not written while only its chain reads it. An import that reads
+// it makes the chain write them again, from the block before the import's first.
+TEST_CASE("live engine: an import reading a materialised chain member reads its records as they are",
+          "[ipc][live][chain]") {
+  LiveEngine e("", false);
+  const std::string out = startChained(e,
+                                       "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+                                       "SELECT c[0] * 3 STREAM a FROM c\n"
+                                       "SELECT a[0] + 1 STREAM b FROM a VOLATILE\n");
+  CHECK(out.find("chain: a -> b compiled as one loop\n") != std::string::npos);
+  REQUIRE(e.xqry("-a \"SELECT d[0] - d[3] STREAM d FROM a@(1,4)\"").rc == 0);
+  CHECK(offStep(e, "d", 9, false) == 0);  // a(n) - a(n-3)
+}
+
 // The same import sent at once, before the chain's code comes (the plan
 // starts on quick code, stream by stream): the chain must not start keeping
 // a in registers after it (a's ring holding only each run's last record).
