@@ -1213,35 +1213,25 @@ size_t offStep(LiveEngine& e, const std::string& stream, int32_t step, bool diff
 }
 }  // namespace
 
-// A VOLATILE chain member read only by the next one keeps only its newest
-// record in its ring (blocks of many slots: an offline run). An import that
-// reads it further back dissolves the chain and waits for the records it
-// reads, instead of reading what the ring held before.
-TEST_CASE("live engine: an import reading a chain member that is not materialised waits for its records",
+// A chain a -> b where a is read by b alone. VOLATILE, a keeps only its
+// newest record in its ring (blocks of many slots: an offline run): an import
+// that reads it further back dissolves the chain and waits for the records it
+// reads, instead of reading what the ring held before. Stored (materialised),
+// a's visible counts are not written while only its chain reads them: the
+// import makes the chain write them again before the import's first block.
+TEST_CASE("live engine: an import reading a chain member reads its records, materialised or not",
           "[ipc][live][chain]") {
-  LiveEngine e("", false);
-  const std::string out = startChained(e,
-                                       "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
-                                       "SELECT c[0] * 3 STREAM a FROM c VOLATILE\n"
-                                       "SELECT a[0] + 1 STREAM b FROM a VOLATILE\n");
-  CHECK(out.find("chain: a -> b compiled as one loop (a not materialised)") != std::string::npos);
-  REQUIRE(e.xqry("-a \"SELECT d[0] - d[3] STREAM d FROM a@(1,4)\"").rc == 0);
-  CHECK(offStep(e, "d", 9, false) == 0);  // a(n) - a(n-3)
-}
-
-// A materialised member (stored) read by the next one alone: its visible
-// counts are not written while only its chain reads it. An import that reads
-// it makes the chain write them again, from the block before the import's first.
-TEST_CASE("live engine: an import reading a materialised chain member reads its records as they are",
-          "[ipc][live][chain]") {
-  LiveEngine e("", false);
-  const std::string out = startChained(e,
-                                       "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
-                                       "SELECT c[0] * 3 STREAM a FROM c\n"
-                                       "SELECT a[0] + 1 STREAM b FROM a VOLATILE\n");
-  CHECK(out.find("chain: a -> b compiled as one loop\n") != std::string::npos);
-  REQUIRE(e.xqry("-a \"SELECT d[0] - d[3] STREAM d FROM a@(1,4)\"").rc == 0);
-  CHECK(offStep(e, "d", 9, false) == 0);  // a(n) - a(n-3)
+  for (const bool stored : {false, true}) {
+    INFO("a " << (stored ? "stored" : "VOLATILE"));
+    LiveEngine e("", false);
+    const std::string out = startChained(e, std::string("DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n") +
+                                                "SELECT c[0] * 3 STREAM a FROM c" + (stored ? "\n" : " VOLATILE\n") +
+                                                "SELECT a[0] + 1 STREAM b FROM a VOLATILE\n");
+    CHECK(out.find(stored ? "chain: a -> b compiled as one loop\n"
+                          : "chain: a -> b compiled as one loop (a not materialised)") != std::string::npos);
+    REQUIRE(e.xqry("-a \"SELECT d[0] - d[3] STREAM d FROM a@(1,4)\"").rc == 0);
+    CHECK(offStep(e, "d", 9, false) == 0);  // a(n) - a(n-3)
+  }
 }
 
 // The same import sent at once, before the chain's code comes (the plan

@@ -15,22 +15,28 @@
 
 namespace {
 
-// Reads `token` as the only field of a one-field text source of type `t`;
-// nullopt when the field is NULL. `outOfRange` gets the source's count.
-template <class T>
-std::optional<T> readAs(ir::Type t, const std::string& token, uint64_t* outOfRange = nullptr) {
+// A new file under /tmp holding `text`; its path.
+std::string tempFile(const std::string& text) {
   char path[] = "/tmp/rdb-text-source-XXXXXX";
   int fd = mkstemp(path);
   REQUIRE(fd >= 0);
   close(fd);
-  std::ofstream(path) << token << "\n";
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Reads `token` as the only field of a one-field text source of type `t`;
+// nullopt when the field is NULL. `outOfRange` gets the source's count.
+template <class T>
+std::optional<T> readAs(ir::Type t, const std::string& token, uint64_t* outOfRange = nullptr) {
+  const std::string path = tempFile(token + "\n");
   ir::Field f;
   f.type = t;
   const ir::Layout layout = ir::Layout::of({f});
   auto src = storage::openSource(storage::SourceFormat::TEXT, path, layout, {});
   uint8_t rec[16] = {}, nulls[4] = {};
   src->next(rec, nulls);
-  std::remove(path);
+  std::remove(path.c_str());
   if (outOfRange) *outOfRange = src->outOfRange();
   if (nulls[0]) return std::nullopt;
   T v;
@@ -73,10 +79,7 @@ TEST_CASE("text source integers: decimal, signs, out of range, junk", "[storage]
 // The file is read through a 256 KiB buffer: tokens and quoted strings that
 // straddle a refill read whole, and a file wraps to its start.
 TEST_CASE("text source: tokens and strings across buffer refills, and the wrap", "[storage][sources]") {
-  char path[] = "/tmp/rdb-text-source-XXXXXX";
-  int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
+  const std::string path = tempFile("");
   // 7-byte numbers, then 9-byte strings: neither lines up with 2^18, so one of each straddles a refill.
   const int numbers = 40000, strings = 40000;
   {
@@ -111,18 +114,14 @@ TEST_CASE("text source: tokens and strings across buffer refills, and the wrap",
       wrong += nulls[0] || std::string(reinterpret_cast<char*>(rec), 7) != want;
     }
   CHECK(wrong == 0);
-  std::remove(path);
+  std::remove(path.c_str());
 }
 
 // A ONESHOT file in a clocked run is followed: a record the data ends in is
 // NULL until its line is whole, then read whole (not split across records).
 TEST_CASE("text source followed: a record is read whole once its line is, a bare word at the end never loops",
           "[storage][sources]") {
-  char path[] = "/tmp/rdb-text-source-XXXXXX";
-  int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  std::ofstream(path) << "1 2 3\n4 ";
+  const std::string path = tempFile("1 2 3\n4 ");
   ir::Field f;
   f.type = ir::Type::INTEGER;
   const ir::Layout three = ir::Layout::of({f, f, f});
@@ -153,7 +152,7 @@ TEST_CASE("text source followed: a record is read whole once its line is, a bare
   uint8_t str[8], null = 0;
   text->next(str, &null);
   CHECK(null == 1);
-  std::remove(path);
+  std::remove(path.c_str());
 }
 
 namespace {
@@ -175,11 +174,7 @@ long readCalls() {
 // every 10 ms): lines appended are read from a pass's start, and a file cut
 // shorter is read from its start.
 TEST_CASE("text source: a small file wraps within its buffer and still sees changes", "[storage][sources]") {
-  char path[] = "/tmp/rdb-text-source-XXXXXX";
-  int fd = mkstemp(path);
-  REQUIRE(fd >= 0);
-  close(fd);
-  std::ofstream(path) << "1 2 3\n";
+  const std::string path = tempFile("1 2 3\n");
   ir::Field f;
   f.type = ir::Type::INTEGER;
   auto src = storage::openSource(storage::SourceFormat::TEXT, path, ir::Layout::of({f}), {});
@@ -214,5 +209,5 @@ TEST_CASE("text source: a small file wraps within its buffer and still sees chan
   int sevens = 0;
   while (sevens < 3 && std::chrono::steady_clock::now() < deadline) sevens += next() == 7;
   CHECK(sevens == 3);
-  std::remove(path);
+  std::remove(path.c_str());
 }
