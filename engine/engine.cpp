@@ -48,6 +48,35 @@ Engine::~Engine() {
 void Engine::prepare() { impl_->prepare(); }
 
 void Engine::Impl::prepare() {
+  openStorage();
+  makeStreams();
+  chooseBlockSlots();
+  startListing = std::make_unique<storage::DirectoryListing>(storageDir);
+  for (auto& sp : streams) setupStream(*sp, plan);
+  fuseAndChain();
+  // Zero step: every source reads its record 0 straight into its history.
+  for (auto* s : declared) readRecord(*s);
+  // HOLD: a consumer there from the start sees the zero step's zeros, then the
+  // file from its first record.
+  releaseHolds(computed);
+  if (!opt.interpret) compileNative(computed, "plan");
+  if (rotation >= 0) {
+    // This session's number is reserved before it runs: a crash costs a number, never an archive.
+    nextRotation();  // archives are made at shutdown: the start's listing still holds
+    try {
+      storage::writeRotationCounter(rotationFile, rotation + 1);
+    } catch (const storage::StorageError& e) {
+      throw EngineError(e.what());
+    }
+    givenUp = -1;
+  }
+  startListing.reset();
+  buildGraph();
+}
+
+// The plan's directives: the storage directory (checked, its file system
+// opened for the close's sync) and the rotation counter.
+void Engine::Impl::openStorage() {
   for (auto& q : plan.queries) {
     if (q.id == ":STORAGE") storageDir = q.filename;
     if (q.id == ":ROTATION") rotationFile = q.filename;
@@ -69,8 +98,11 @@ void Engine::Impl::prepare() {
       throw EngineError(e.what());
     }
   }
+}
 
-  // Streams in plan order; the final topological order puts producers first.
+// Streams in plan order (the final topological order puts producers first),
+// their intervals in scheduler ticks, and their operands.
+void Engine::Impl::makeStreams() {
   int idx = 0;
   int64_t den = 1;
   for (auto& q : plan.queries) {
@@ -96,56 +128,42 @@ void Engine::Impl::prepare() {
   counters.assign(ticks.size(), 1);
   tickDue.assign(ticks.size(), 0);
   for (auto& s : streams) s->tickIndex = size_t(std::find(ticks.begin(), ticks.end(), s->tick) - ticks.begin());
-
   for (auto& sp : streams)
     if (!sp->declared)
       for (auto& d : sp->q->dependencies()) sp->srcs.push_back(S(d).index);
-  // Worker threads pay off only on blocks long enough to outweigh waking them.
+}
+
+// Worker threads pay off only on blocks long enough to outweigh waking them.
+// The block's records come on top of the budgeted history: all rings together
+// get at most kBlockBytesAll for them.
+void Engine::Impl::chooseBlockSlots() {
   if (opt.blockSlots > 0) blockSlots = opt.blockSlots;
   else if (threadCount() > 1 && independentStreams()) blockSlots = kParallelBlockSlots;
-  // The block's records come on top of the budgeted history: all rings together
-  // get at most kBlockBytesAll for them.
   for (auto& sp : streams) blockRecordBytes += sp->out.recordSize + int64_t(sp->out.elems.size());
   blockSlots =
       int(std::max<int64_t>(1, std::min<int64_t>(blockSlots, kBlockBytesAll / std::max<int64_t>(blockRecordBytes, 1))));
-  startListing = std::make_unique<storage::DirectoryListing>(storageDir);
-  for (auto& sp : streams) setupStream(*sp, plan);
+}
+
+// Windows fused into their readers, then chains (optimised native code:
+// none under --interpret or on quick code alone); -v lists both.
+void Engine::Impl::fuseAndChain() {
   if (opt.fuse) ops::fuseWindows(computed, streams);
   if (opt.verbose)
     for (auto* s : computed)
       if (s->fusedInto)
         fprintf(stdout, "fusion: window %s is not materialised; %s reads its producer in place\n", s->q->id.c_str(),
                 s->fusedInto->q->id.c_str());
-  // Chains are optimised native code: none under --interpret or on quick code alone.
   if (opt.chains && !opt.interpret && opt.jitTier != 1) chains = ops::findChains(computed, streams);
-  if (opt.verbose)
-    for (auto& c : chains) {
-      std::string names, inRegisters;
-      for (size_t m = 0; m < c->members.size(); ++m) {
-        names += (names.empty() ? "" : " -> ") + c->members[m]->q->id;
-        if (!c->materialised[m]) inRegisters += (inRegisters.empty() ? "" : ", ") + c->members[m]->q->id;
-      }
-      fprintf(stdout, "chain: %s compiled as one loop%s\n", names.c_str(),
-              inRegisters.empty() ? "" : (" (" + inRegisters + " not materialised)").c_str());
+  if (!opt.verbose) return;
+  for (auto& c : chains) {
+    std::string names, inRegisters;
+    for (size_t m = 0; m < c->members.size(); ++m) {
+      names += (names.empty() ? "" : " -> ") + c->members[m]->q->id;
+      if (!c->materialised[m]) inRegisters += (inRegisters.empty() ? "" : ", ") + c->members[m]->q->id;
     }
-  // Zero step: every source reads its record 0 straight into its history.
-  for (auto* s : declared) readRecord(*s);
-  // HOLD: a consumer there from the start sees the zero step's zeros, then the
-  // file from its first record.
-  releaseHolds(computed);
-  if (!opt.interpret) compileNative(computed, "plan");
-  if (rotation >= 0) {
-    // This session's number is reserved before it runs: a crash costs a number, never an archive.
-    nextRotation();  // archives are made at shutdown: the start's listing still holds
-    try {
-      storage::writeRotationCounter(rotationFile, rotation + 1);
-    } catch (const storage::StorageError& e) {
-      throw EngineError(e.what());
-    }
-    givenUp = -1;
+    fprintf(stdout, "chain: %s compiled as one loop%s\n", names.c_str(),
+            inRegisters.empty() ? "" : (" (" + inRegisters + " not materialised)").c_str());
   }
-  startListing.reset();
-  buildGraph();
 }
 
 // Runtime state of one stream: history, source or program, rules, artifacts.

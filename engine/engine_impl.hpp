@@ -97,6 +97,11 @@ struct Engine::Impl {
   // cost is measured).
   std::unique_ptr<JitWorker::Job> tierUp;
   void adopt(std::vector<JitWorker::Job>& jobs);
+  // compileNative()'s parts: the JIT and its code cache (false: none here),
+  // the job of the streams' programs and rule conditions, the chains' items.
+  bool startJit();
+  JitWorker::Job programsJob(const std::vector<Stream*>& which, const std::string& unit);
+  std::vector<JitWorker::Item> chainItems();
   void adoptCompiled();
   void releaseUnusedUnits();
 #endif
@@ -109,6 +114,11 @@ struct Engine::Impl {
 
   // ------------------------------------------------------------ set-up
   void prepare();
+  // prepare()'s steps, in order.
+  void openStorage();
+  void makeStreams();
+  void chooseBlockSlots();
+  void fuseAndChain();
   void openArtifacts(Stream& s);
   void publishRecords();    // PUBLISH streams: the records of the block just run
   void countNullRecords();  // Options::countNulls: the block's records with a NULL element

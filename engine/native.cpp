@@ -17,76 +17,17 @@ namespace engine {
 // stays on the VM (said with -v).
 void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::string& unit, bool background) {
 #if RDB_WITH_JIT
-  std::string err;
-  if (!jitw) {
-    auto j = jit::Jit::create(err);
-    if (!j) {
-      fprintf(stderr, "warning: JIT unavailable (%s); running on the VM\n", err.c_str());
-      return;
-    }
-    if (!opt.jitCache.empty()) {
-      constexpr uint64_t kCacheBytes = uint64_t(128) << 20;
-      if (std::string why; !j->useCache(opt.jitCache, kCacheBytes, why)) {
-        if (opt.jitCacheAsked) fprintf(stderr, "warning: no JIT code cache: %s\n", why.c_str());
-        else if (opt.verbose) fprintf(stdout, "JIT: no code cache: %s\n", why.c_str());
-      }
-    }
-    jitw = std::make_shared<JitWorker>(std::move(j));
-  }
-  static const ir::Layout condLayout = [] {
-    ir::Field f;
-    f.type = ir::Type::INTEGER;
-    return ir::Layout::of({f});
-  }();
-  JitWorker::Job job;
-  job.unit = unit;
-  for (auto* s : which) {
-    // A window that copies (or is folded by its reducer) runs no program.
-    if (s->identity || s->fusedInto) continue;
-    // The step reads its operands in place, or the scratch input records it gathers.
-    JitWorker::Item it;
-    it.serial = s->serial;
-    it.prog = s->program.bytecode;
-    it.in = s->in;
-    it.out = s->out;
-    it.block = true;
-    if (s->operandPointers) it.operands = s->slotBase;
-    job.items.push_back(std::move(it));
-  }
-  for (auto* s : which)
-    if (s->rules) {
-      int k = 0;
-      for (auto& r : s->rules->rules()) {
-        if (r.adhoc) break;  // imported rules follow the plan's and run on the VM
-        JitWorker::Item it;
-        it.serial = s->serial;
-        it.rule = k++;
-        it.prog = r.condition.bytecode;
-        it.in = s->out;
-        it.out = condLayout;
-        it.block = true;  // one record at a time, read whole
-        job.items.push_back(std::move(it));
-      }
-    }
-  // The plan's chains, each one function, in optimised code only: unoptimised,
-  // a chain ran slower than its members' own steps (the quick tier runs those
-  // until the optimised code comes).
-  std::vector<JitWorker::Item> chainItems;
-  if (unit == "plan" && !background && opt.jitTier != 1)
-    for (auto& c : chains) {
-      JitWorker::Item it;
-      it.serial = c->members.back()->serial;
-      for (auto& x : c->externals) {
-        it.chainExternals.push_back(x.from);
-        it.chainSettled.push_back(x.settled);
-      }
-      it.chain = ops::chainSteps(*c, streams);
-      chainItems.push_back(std::move(it));
-    }
+  if (!startJit()) return;
+  JitWorker::Job job = programsJob(which, unit);
   if (background) {
     jitw->submit(std::move(job));
     return;
   }
+  // The plan's chains, each one function, in optimised code only: unoptimised,
+  // a chain ran slower than its members' own steps (the quick tier runs those
+  // until the optimised code comes).
+  const std::vector<JitWorker::Item> chained =
+      unit == "plan" && opt.jitTier != 1 ? chainItems() : std::vector<JitWorker::Item>{};
   // The plan starts on quick code; the optimised code of the same programs
   // comes from the worker and switches in at a block boundary (same bytes).
   if (opt.jitTier == 0) {
@@ -97,9 +38,9 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
       for (auto* m : c->members) inChain.insert(m->serial);
     tierUp = std::make_unique<JitWorker::Job>(job);
     std::erase_if(tierUp->items, [&](const JitWorker::Item& it) { return it.rule < 0 && inChain.count(it.serial); });
-    for (auto& it : chainItems) tierUp->items.push_back(it);
+    for (auto& it : chained) tierUp->items.push_back(it);
   } else if (opt.jitTier == 2) {
-    for (auto& it : chainItems) job.items.push_back(it);
+    for (auto& it : chained) job.items.push_back(it);
   }
   job.tier = opt.jitTier == 2 ? jit::Tier::Optimised : jit::Tier::Quick;
   JitWorker::compileJob(jitw->jit(), job);
@@ -114,6 +55,81 @@ void Engine::Impl::compileNative(const std::vector<Stream*>& which, const std::s
 }
 
 #if RDB_WITH_JIT
+bool Engine::Impl::startJit() {
+  if (jitw) return true;
+  std::string err;
+  auto j = jit::Jit::create(err);
+  if (!j) {
+    fprintf(stderr, "warning: JIT unavailable (%s); running on the VM\n", err.c_str());
+    return false;
+  }
+  if (!opt.jitCache.empty()) {
+    constexpr uint64_t kCacheBytes = uint64_t(128) << 20;
+    if (std::string why; !j->useCache(opt.jitCache, kCacheBytes, why)) {
+      if (opt.jitCacheAsked) fprintf(stderr, "warning: no JIT code cache: %s\n", why.c_str());
+      else if (opt.verbose) fprintf(stdout, "JIT: no code cache: %s\n", why.c_str());
+    }
+  }
+  jitw = std::make_shared<JitWorker>(std::move(j));
+  return true;
+}
+
+// Each stream's field program (reading its operands in place, or the scratch
+// input records it gathers), then the plan's rule conditions (one record at a
+// time, read whole; rules imported ad hoc run on the VM).
+JitWorker::Job Engine::Impl::programsJob(const std::vector<Stream*>& which, const std::string& unit) {
+  static const ir::Layout condLayout = [] {
+    ir::Field f;
+    f.type = ir::Type::INTEGER;
+    return ir::Layout::of({f});
+  }();
+  JitWorker::Job job;
+  job.unit = unit;
+  for (auto* s : which) {
+    if (s->identity || s->fusedInto) continue;  // a window that copies (or is folded by its reducer) runs no program
+    JitWorker::Item it;
+    it.serial = s->serial;
+    it.prog = s->program.bytecode;
+    it.in = s->in;
+    it.out = s->out;
+    it.block = true;
+    if (s->operandPointers) it.operands = s->slotBase;
+    job.items.push_back(std::move(it));
+  }
+  for (auto* s : which)
+    if (s->rules) {
+      int k = 0;
+      for (auto& r : s->rules->rules()) {
+        if (r.adhoc) break;
+        JitWorker::Item it;
+        it.serial = s->serial;
+        it.rule = k++;
+        it.prog = r.condition.bytecode;
+        it.in = s->out;
+        it.out = condLayout;
+        it.block = true;
+        job.items.push_back(std::move(it));
+      }
+    }
+  return job;
+}
+
+// One item a chain, named by its last member.
+std::vector<JitWorker::Item> Engine::Impl::chainItems() {
+  std::vector<JitWorker::Item> items;
+  for (auto& c : chains) {
+    JitWorker::Item it;
+    it.serial = c->members.back()->serial;
+    for (auto& x : c->externals) {
+      it.chainExternals.push_back(x.from);
+      it.chainSettled.push_back(x.settled);
+    }
+    it.chain = ops::chainSteps(*c, streams);
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
 // Switches streams to the code of finished units, between slots (no stream
 // is running then). Code whose streams are all gone is released.
 void Engine::Impl::adopt(std::vector<JitWorker::Job>& jobs) {
