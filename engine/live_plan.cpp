@@ -274,16 +274,15 @@ int64_t Engine::Impl::materialiseRead(const std::vector<const ir::Query*>& fresh
   std::vector<std::shared_ptr<Chain>> dissolving;
   for (auto& s : streams) {
     if (s->removed) continue;
-    bool inRegisters = false;  // a member its chain does not materialise
-    if (s->chain)
-      for (size_t m = 0; m < s->chain->members.size(); ++m)
-        inRegisters = inRegisters || (s->chain->members[m] == s.get() && !s->chain->materialised[m]);
     bool read = false;
     for (auto* q : fresh)
       for (auto& d : q->dependencies()) read = read || d == s->q->id;
-    if (read && s->chain)  // the chain writes its visible counts from the next block on
-      for (size_t m = 0; m < s->chain->members.size(); ++m)
-        if (s->chain->members[m] == s.get()) s->chain->visRead[m] = 1;
+    bool inRegisters = false;  // a member its chain does not materialise
+    if (Chain* c = s->chain.get()) {
+      const size_t m = size_t(std::find(c->members.begin(), c->members.end(), s.get()) - c->members.begin());
+      inRegisters = !c->materialised[m];
+      if (read) c->visRead[m] = 1;  // the chain writes its visible counts from the next block on
+    }
     if (s->heldFrom == INT64_MIN && !inRegisters) continue;
     if (!read) continue;
     if (s->heldFrom != INT64_MIN) {

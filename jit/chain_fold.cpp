@@ -36,11 +36,9 @@ struct Sums {
 };
 
 // Emitters of whether the fold is beyond its exact range (ir/fold_range.hpp):
-// its sum, or its sum of magnitudes, beyond the bound.
-std::function<Value*()> sumBeyond(llvm::IRBuilder<>& B, Value* sum, int64_t bound) {
-  return [&B, sum, bound] {
-    return B.CreateICmpUGT(B.CreateAdd(sum, B.getInt64(uint64_t(bound))), B.getInt64(uint64_t(2 * bound)));
-  };
+// the folded value, or the sum of magnitudes, beyond the bound.
+Value* valueBeyond(llvm::IRBuilder<>& B, Value* v, int64_t bound) {
+  return B.CreateICmpUGT(B.CreateAdd(v, B.getInt64(uint64_t(bound))), B.getInt64(uint64_t(2 * bound)));
 }
 std::function<Value*()> magnitudesBeyond(llvm::IRBuilder<>& B, Value* sumAbs, int64_t bound) {
   return [&B, sumAbs, bound] { return B.CreateICmpSGT(sumAbs, B.getInt64(uint64_t(bound))); };
@@ -69,14 +67,12 @@ Sums vectorSums(ChainEmitter& e, ir::Type type, int64_t ne, int64_t bound, Value
   auto* v64t = llvm::FixedVectorType::get(e.i64, P);
   Value* wide = B.CreateSExt(v, v64t);
   Value* zero = llvm::Constant::getNullValue(v64t);
-  Value* zero32 = llvm::Constant::getNullValue(v->getType());
   Value* x = B.CreateSelect(none, zero, wide);
   auto splat = [&](int64_t c) { return llvm::ConstantVector::getSplat(count, B.getInt64(uint64_t(c))); };
   Sums r;
   r.present = B.CreateAddReduce(B.CreateZExt(B.CreateNot(none), v64t));
   r.lo = B.CreateIntMinReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::max()), wide), true);
   r.hi = B.CreateIntMaxReduce(B.CreateSelect(none, splat(std::numeric_limits<int64_t>::min()), wide), true);
-  Value* v32 = B.CreateSelect(none, zero32, v);
   if (ir::boundsSumOnly(type)) {  // the 64-bit sum, and whether it is within the bound
     r.sum = B.CreateAddReduce(x);
     return r;  // `over` is the folded value's (finish)
@@ -84,6 +80,8 @@ Sums vectorSums(ChainEmitter& e, ir::Type type, int64_t ne, int64_t bound, Value
   // The sum of magnitudes is at most ne times the largest, found in 32-bit
   // lanes (INT_MIN's magnitude is 2^31 unsigned): the exact sum, four times
   // the work in 64-bit lanes, only when that bound is over.
+  Value* zero32 = llvm::Constant::getNullValue(v->getType());
+  Value* v32 = B.CreateSelect(none, zero32, v);
   Value* mag32 = B.CreateSelect(B.CreateICmpSLT(v32, zero32), B.CreateNeg(v32), v32);
   Value* most = B.CreateZExt(B.CreateIntMaxReduce(mag32, false), e.i64);
   r.over = [&e, most, ne, x, zero, bound] {
@@ -201,7 +199,7 @@ void finish(ChainEmitter& e, size_t m, const Frame& fr, const Sums& sums, int64_
   B.CreateStore(B.getInt8(0), inNull);
   Value* r = s.fold == ir::Op::STREAM_MIN ? sums.lo : s.fold == ir::Op::STREAM_MAX ? sums.hi : sums.sum;
   const int64_t bound = ir::exactSumBound(s.in.elems[0].type);
-  B.CreateCondBr(sums.over ? sums.over() : sumBeyond(B, r, bound)(), slow, fast);
+  B.CreateCondBr(sums.over ? sums.over() : valueBeyond(B, r, bound), slow, fast);
   B.SetInsertPoint(slow);
   slowPath();
   e.programOnFold(m, fr);

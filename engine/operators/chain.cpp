@@ -7,7 +7,6 @@
 // member's own step would.
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
 #include "engine/operators/chain.hpp"
 #include "engine/operators/driver.hpp"
