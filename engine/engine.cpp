@@ -153,13 +153,14 @@ void Engine::Impl::fuseAndChain() {
       if (s->fusedInto)
         fprintf(stdout, "fusion: window %s is not materialised; %s reads its producer in place\n", s->q->id.c_str(),
                 s->fusedInto->q->id.c_str());
-  if (opt.chains && !opt.interpret && opt.jitTier != 1) chains = ops::findChains(computed, streams);
+  if (opt.chains && !opt.interpret && opt.jitTier != 1) chains = ops::findChains(computed, streams, blockSlots);
   if (!opt.verbose) return;
   for (auto& c : chains) {
     std::string names, inRegisters;
     for (size_t m = 0; m < c->members.size(); ++m) {
       names += (names.empty() ? "" : " -> ") + c->members[m]->q->id;
-      if (!c->materialised[m]) inRegisters += (inRegisters.empty() ? "" : ", ") + c->members[m]->q->id;
+      if (!c->materialised[m])
+        inRegisters += (inRegisters.empty() ? "" : ", ") + c->members[m]->q->id + (c->view[m] ? " (a view)" : "");
     }
     fprintf(stdout, "chain: %s compiled as one loop%s\n", names.c_str(),
             inRegisters.empty() ? "" : (" (" + inRegisters + " not materialised)").c_str());

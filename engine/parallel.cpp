@@ -72,6 +72,7 @@ void Engine::Impl::runStream(Stream& s) {
     if (s.chain->members.back() == &s) ops::chainStep(ctx, *s.chain);
     return;
   }
+  if (s.chain) ops::rebuildViews(*s.chain);  // the members' own steps read what the chain did not write
   s.step(ctx, s);
 }
 

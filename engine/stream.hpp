@@ -56,6 +56,9 @@ struct Chain {
     // run checks their flags, and the code's clean loop reads them as zeros;
     // the others' flags are read as they are.
     bool settled = true;
+    // w: it reads a window A@(1, w) that is a view (Chain::view): its record
+    // n is A's records n-w+1 .. n, read in A's ring (from names A).
+    int span = 0;
   };
   // Member m makes record n - shift[m] when the first makes n (its tail is
   // shift[m] larger: it reads a member before it that many records back).
@@ -63,6 +66,13 @@ struct Chain {
   std::vector<External> externals;
   // By member: whether its records are written to its ring (see jit::ChainStep).
   std::vector<char> materialised;
+  // By member: a window read by the next member alone, some records back,
+  // that is never made: the reader reads its elements in its producer's
+  // ring (jit::ChainStep::view). Its own ring gets each block's newest
+  // record; viewsStale: the rest of it is out of date (a chain's block ran
+  // since it was last rebuilt for the members' own steps).
+  std::vector<char> view;
+  bool viewsStale = false;
   std::vector<jit::ChainStep::Kind> kinds;  // by member: the step it takes
   // By member: a stream outside the chain reads its visible counts (Stream::vis),
   // which the chain then writes each block; the others' are not read.
@@ -79,6 +89,7 @@ struct Chain {
   std::vector<jit::ChainMember> memberArgs;
   std::vector<jit::ChainExternal> externalRuns;
   std::vector<const uint8_t*> ext, extNull;
+  std::vector<uint8_t> viewScratch;  // a view's records whose span wraps around the ring
   // By external, over the block: its producer's visible counts never fall
   // (kVisRising), and grow by one a slot (kVisStep): a run's records are then
   // all held when its first and last are.

@@ -112,7 +112,7 @@ void ChainEmitter::begin(const std::string& name, const std::vector<int>& extern
     mc.out = B.CreateLoad(ptr, fieldAt(mc.args, offsetof(ChainMember, out)));
     mc.outNulls = B.CreateLoad(ptr, fieldAt(mc.args, offsetof(ChainMember, outNulls)));
     objects.add(mc.out), objects.add(mc.outNulls);
-    if (s.kind == Kind::Window) setUpWindow(m);
+    if (s.kind == Kind::Window && !s.view) setUpWindow(m);
     if (s.kind == Kind::SlideNulls) objects.add(mc.flag = slot(B.getInt8Ty(), 1, "flag"));
     if (s.kind == Kind::Fold || s.kind == Kind::Slide) {
       objects.add(mc.foldIn = slot(B.getInt8Ty(), uint64_t(std::max(s.in.recordSize, 8)), "foldin"));
@@ -129,7 +129,7 @@ void ChainEmitter::begin(const std::string& name, const std::vector<int>& extern
       mc.sumAbs = accumulator(offsetof(ChainMember, sumAbs));
       mc.present = accumulator(offsetof(ChainMember, present));
     }
-    if (!s.materialised) objects.add(mc.scratch = slot(B.getInt8Ty(), uint64_t(s.out.recordSize), "record"));
+    if (!s.materialised && !s.view) objects.add(mc.scratch = slot(B.getInt8Ty(), uint64_t(s.out.recordSize), "record"));
     mc.rounding = slot(i64, 1, "rounded");
     B.CreateStore(B.getInt64(0), mc.rounding);
   }
@@ -190,6 +190,7 @@ void ChainEmitter::emitMap(size_t m, Frame& fr) {
     fr.opBase.push_back(b);
     fr.opOff.push_back(size_t(b) < s.in.elems.size() ? s.in.elems[size_t(b)].offset : 0);
   }
+  fr.opReversed = s.reversed;
   lowerProgram(M, B, s.program, s.in, s.out, fr);
 }
 
@@ -209,6 +210,7 @@ void ChainEmitter::programOnFold(size_t m, const Frame& fr) {
 void ChainEmitter::iteration(Value* i, bool isClean) {
   for (size_t m = 0; m < steps.size(); ++m) {
     const ChainStep& s = steps[m];
+    if (s.view) continue;  // its reader reads its producer's records
     MemberCode& mc = members[m];
     const uint64_t rs = uint64_t(s.out.recordSize), ne = s.out.elems.size();
     mc.rec = s.materialised ? B.CreateGEP(B.getInt8Ty(), mc.out, B.CreateMul(i, B.getInt64(rs))) : mc.scratch;
@@ -241,7 +243,7 @@ void ChainEmitter::loop(bool isClean, llvm::BasicBlock* entry, llvm::BasicBlock*
   if (isClean)  // what the caller checked, as constants
     for (size_t m = 0; m < steps.size(); ++m) {
       const MemberCode& mc = members[m];
-      if (steps[m].kind == Kind::Window)
+      if (steps[m].kind == Kind::Window && !steps[m].view)
         B.CreateStore(llvm::Constant::getNullValue(mc.windowNulls->getAllocatedType()), mc.windowNulls);
       if (steps[m].kind == Kind::SlideNulls) B.CreateStore(B.getInt64(0), mc.nullCount);
       if (steps[m].kind == Kind::Slide) B.CreateStore(B.getInt64(steps[m - 1].out.elems.size()), mc.present);
@@ -263,7 +265,7 @@ void ChainEmitter::loop(bool isClean, llvm::BasicBlock* entry, llvm::BasicBlock*
 void ChainEmitter::end(llvm::BasicBlock* exit) {
   B.SetInsertPoint(exit);
   for (size_t m = 0; m < steps.size(); ++m) {
-    if (steps[m].materialised) continue;
+    if (steps[m].materialised || steps[m].view) continue;
     const uint64_t rs = uint64_t(steps[m].out.recordSize);
     auto *store = block("newest"), *next = block("newest.done");
     B.CreateCondBr(B.CreateICmpSGT(count, B.getInt64(0)), store, next);

@@ -31,6 +31,10 @@ struct ChainStep {
   // external record from[k]. SlideNulls: {A's record n, A's record n-w}.
   // Map: operand k's record lies unchanged at input element bases[k].
   std::vector<int> from, bases;
+  // Map: w for an operand that is a window A@(1, w) read as a view (below):
+  // its record is w of A's 4-byte records, oldest first, so its element j
+  // lies at (w-1-j)*4 and its flag at w-1-j. 0 for the others.
+  std::vector<int> reversed;
   // Fold and Slide: .sumc .avg .min .max (ir::Op) into the input element's
   // type; an integer sum beyond that type's exact range (ir/fold_range.hpp)
   // calls the engine's fold (ChainArgs::slowFold / slowSlide).
@@ -40,6 +44,9 @@ struct ChainStep {
   // iteration; the record stays in registers and only the run's last one is
   // written to the ring (its NULL flags still are, every record).
   bool materialised = true;
+  // Window only: not made at all. Its one reader, the next step, reads it
+  // some records back, from its producer's ring (ChainStep::reversed).
+  bool view = false;
 };
 
 // By member, read before the run and written back after it.

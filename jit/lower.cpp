@@ -131,15 +131,17 @@ struct Lowering {
       const ir::Element& e = in.elems[size_t(ins.a)];
       SV s{T::T};
       const size_t k = operandOf(ins.a);
-      Value* ptr = B.CreateConstGEP1_32(B.getInt8Ty(), fr.opData[k], unsigned(e.offset - fr.opOff[k]));
+      const int reversed = k < fr.opReversed.size() ? fr.opReversed[k] : 0;
+      const unsigned at = reversed ? unsigned(reversed - 1 - (ins.a - fr.opBase[k])) : unsigned(ins.a - fr.opBase[k]);
+      Value* ptr =
+          B.CreateConstGEP1_32(B.getInt8Ty(), fr.opData[k], reversed ? 4 * at : unsigned(e.offset - fr.opOff[k]));
       if constexpr (std::is_same_v<T, RAT>) {
         s.v = B.CreateAlignedLoad(B.getInt32Ty(), ptr, llvm::MaybeAlign(1));
         s.den = B.CreateAlignedLoad(B.getInt32Ty(), B.CreateConstGEP1_32(B.getInt8Ty(), ptr, 4), llvm::MaybeAlign(1));
       } else {
         s.v = B.CreateAlignedLoad(ty(T::T), ptr, llvm::MaybeAlign(1));
       }
-      Value* n = B.CreateLoad(B.getInt8Ty(),
-                              B.CreateConstGEP1_32(B.getInt8Ty(), fr.opNull[k], unsigned(ins.a - fr.opBase[k])));
+      Value* n = B.CreateLoad(B.getInt8Ty(), B.CreateConstGEP1_32(B.getInt8Ty(), fr.opNull[k], at));
       s.null = B.CreateICmpNE(n, B.getInt8(0));
       st.push_back(s);
     }

@@ -26,6 +26,9 @@ struct Frame {
   // it, at byte opOff[k] of the input layout (one operand: the input record).
   std::vector<llvm::Value*> opData, opNull;
   std::vector<int> opBase, opOff;
+  // w > 0: operand k holds its w elements in reverse, 4 bytes and a flag
+  // apart (a window read in its producer's ring, ChainStep::reversed).
+  std::vector<int> opReversed;
   llvm::Value *outData = nullptr, *outNulls = nullptr;
 };
 

@@ -75,13 +75,14 @@ class Gen:
         self.files = {}
         self.n = 0
         self.readers = {}
+        self.views = False  # linked(): windows read far back too
 
     def name(self, p):
         self.n += 1
         return "%s%d" % (p, self.n)
 
     # ----------------------------------------------------------- sources
-    def source(self, types=None, iv=None):
+    def source(self, types=None, iv=None, nrec=None):
         rng = self.rng
         nm = self.name("src")
         nf = rng.choice([1, 1, 2, 2, 3, 4])
@@ -113,7 +114,7 @@ class Gen:
                 decl.append("f%d %s" % (i, t))
                 elems.append(t)
         iv = iv if iv is not None else rng.choice(INTERVALS)
-        nrec = rng.choice([1, 2, 3, 5, 10, 20, 50, 200])
+        nrec = nrec or rng.choice([1, 2, 3, 5, 10, 20, 50, 200])
         nullp = rng.choice([0, 0, 0.05, 0.2, 0.5, 0.95])
         lines = []
         for _ in range(nrec):
@@ -329,12 +330,19 @@ class Gen:
         for _ in range(rng.choice([2, 3, 4, 5])):
             c = rng.random()
             nm = self.name("l")
-            if c < 0.3:  # a map, NULL where the divisor is zero
+            view = self.views and c < 0.4
+            if c < 0.3 and not view:  # a map, NULL where the divisor is zero
                 m = rng.choice([2, 3, 5])
                 e = rng.choice(["%s[0] * %d + %d" % (cur, rng.randint(-9, 9), rng.randint(-99, 99)),
                                 "%d / (%s[0] - %d * (%s[0] / %d))" % (rng.randint(1, 99), cur, m, cur, m),
                                 "%s[0] - 1000000000" % cur, "%s[0] + 2000000000" % cur])
                 self.lines.append("SELECT %s STREAM %s FROM %s%s" % (e, nm, cur, vol()))
+            elif view:  # a window joined with a much slower source: read far back
+                w = rng.randint(2, 30)
+                k = self.source(types=["INTEGER"], iv=iv * rng.choice([300, 520]))
+                self.lines.append("SELECT * STREAM %sw FROM %s@(1,%d) VOLATILE" % (nm, cur, w))
+                self.lines.append("SELECT %sw[0] * 3 - %sw[%d] + %sw[%d] * %s[0] STREAM %s FROM %sw + %s%s" %
+                                  (nm, nm, w - 1, nm, rng.randint(1, w - 1), k, nm, nm, k, vol()))
             elif c < 0.5:  # a materialised window and a map over it
                 w = rng.randint(1, 9)
                 self.lines.append("SELECT * STREAM %s FROM %s@(1,%d)" % (nm + "w", cur, w))
@@ -580,6 +588,15 @@ def gen_case(rng, theme):
             g.win_red()
         elif theme == "linked":
             g.linked(g.source(types=["INTEGER"]))
+        elif theme == "view":  # chains whose window is read in its producer's ring
+            g.views = True
+            src = g.source(types=["INTEGER"], nrec=rng.choice([37, 200, 601]))
+            a = g.name("l")
+            g.lines.append("SELECT %s[0] * %d + %d STREAM %s FROM %s VOLATILE" %
+                           (src, rng.randint(2, 9), rng.randint(-99, 99), a, src))
+            g.streams[a] = dict(interval=g.streams[src]["interval"], types=["INTEGER"], declared=False)
+            g.order.append(a)
+            g.linked(a)
         elif theme == "mixed_byte":  # a window over INTEGER and BYTE fields
             p = g.source(types=["INTEGER", "BYTE"])
             g.add_select(p, g.streams[p]["interval"], g.streams[p]["types"], plain="*", volatile=False)
@@ -602,7 +619,7 @@ def gen_case(rng, theme):
 
 
 THEMES = ["fused_uint", "fused_int_multi", "byte", "rational", "float", "chain", "shared", "intervals", "operators",
-          "mixed_byte", "linked"]
+          "mixed_byte", "linked", "view"]
 REF = ["--threads", "1", "--block", "1", "--no-fuse", "--no-chains"]
 COMBOS = []
 for b, fuse, th, interp in itertools.product([1, 2, 3, 7, 64, 513, 4096, None], [True, False], [1, 2], [False, True]):
@@ -652,8 +669,10 @@ def main():
     ap.add_argument("--cases", type=int, default=30)
     ap.add_argument("--modes", type=int, default=6, help="mode combinations per case besides the reference")
     ap.add_argument("--keep", help="copy failing cases here")
+    ap.add_argument("--themes", help="comma-separated: only these themes (default: all, in turn)")
     ap.add_argument("-v", action="store_true")
     o = ap.parse_args()
+    themes = o.themes.split(",") if o.themes else THEMES
     xr = os.path.abspath(o.xretractor)
     work = tempfile.mkdtemp(prefix="block_fuzz.")
     # A private temp directory: the engine's instance lock and socket live there,
@@ -663,7 +682,7 @@ def main():
     passed = failed = 0
     try:
         for i in range(o.cases):
-            theme = THEMES[i % len(THEMES)]
+            theme = themes[i % len(themes)]
             case = None
             for attempt in range(50):
                 c = gen_case(random.Random("%d/%d/%d" % (o.seed, i, attempt)), theme)

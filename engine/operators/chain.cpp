@@ -77,7 +77,7 @@ bool cleanRun(BlockCtx& c, const Chain& ch, int k) {
     const jit::ChainMember& a = ch.memberArgs[m];
     switch (ch.kinds[m]) {
       case Kind::Window:
-        if (!noneSet(a.beforeNulls, int64_t(s.out.elems.size()))) return false;
+        if (!ch.view[m] && !noneSet(a.beforeNulls, int64_t(s.out.elems.size()))) return false;
         break;
       case Kind::SlideNulls:
         if (a.nulls != 0) return false;
@@ -109,6 +109,12 @@ bool takesBlock(const Chain& ch) {
       const int64_t w = windowLength(kind == Kind::Slide ? *s.fusedWindow : s);
       if (!s.running.valid || s.running.lo != first - w || s.running.hi != first - 1) return false;
     }
+    if (ch.view[m]) {  // what its reader reads is held: its own records and its producer's
+      const History& a = ch.members[m - 1]->hist;
+      const int64_t read = n0 - ch.shift[m + 1], lag = ch.shift[m + 1] - ch.shift[m];
+      const int64_t oldest = read - (windowLength(s) - 1) - a.base;
+      if (read < s.hist.base || lag >= s.hist.window || oldest < 0 || oldest < a.count - a.window) return false;
+    }
   }
   return true;
 }
@@ -121,6 +127,9 @@ void beginBlock(BlockCtx& c, Chain& ch) {
   ch.extNull.resize(ch.ext.size());
   ch.externalRuns.assign(std::max<size_t>(E, 1), jit::ChainExternal{});
   ch.visShape.assign(E, 0);
+  size_t scratch = 0;
+  for (const Chain::External& x : ch.externals) scratch += size_t(x.span) * 5 * size_t(kRun);
+  ch.viewScratch.resize(scratch);
   for (size_t e = 0; e < E; ++e)  // final: the producers outside the chain ran before it
     if (const Chain::External& x = ch.externals[e]; !x.raw) {
       const Stream& p = c.src(*ch.members[size_t(x.member)], size_t(x.operand));
@@ -163,6 +172,12 @@ int inPlaceRoom(BlockCtx& c, const Chain& ch, int64_t nFirst) {
     const Stream& s = *ch.members[size_t(x.member)];
     const History& h = c.src(s, size_t(x.operand)).hist;
     const int64_t n = nFirst - ch.shift[size_t(x.member)];
+    if (x.span) {  // records whose span lies in one stretch, or those whose span wraps
+      const History& a = ch.members[size_t(x.from)]->hist;
+      const int64_t p = a.pos(n - (x.span - 1) - a.base);
+      r = std::min(r, p + x.span - 1 < a.cap ? a.cap - (x.span - 1) - p : a.cap - p);
+      continue;
+    }
     const ir::Rational ratio = x.raw ? ir::Rational{1, 1} : s.operandRatio[size_t(x.operand)];
     if (ratio.num == ratio.den) {
       if (const int64_t at = n - x.lag - h.base; at >= 0) r = std::min(r, h.cap - h.pos(at));
@@ -264,16 +279,85 @@ void readVisible(ExternalReader& r, const Stream& p, ir::Rational ratio, uint8_t
   }
 }
 
+// A view's records (Chain::External::span): record n is its producer's
+// records n-w+1 .. n, oldest first. Each lies in one stretch of the ring
+// but for those whose span wraps around it (the run holds no others then,
+// inPlaceRoom): they are copied to scratch. The block's gate (takesBlock)
+// made sure every one is held.
+void readView(ExternalReader& r, uint8_t*& scratch, const int64_t* ns, int k, int64_t shift, int w) {
+  const int64_t at0 = ns[0] - shift - (w - 1) - r.base;  // ns[] are consecutive
+  if (r.inPlace(at0, 1, k + w - 1)) return;
+  for (int i = 0; i < k; ++i) {
+    const int64_t p = r.pos(at0 + i);
+    if (p + w - 1 < r.cap) {
+      r.put(i, true, p);
+      continue;
+    }
+    uint8_t *d = scratch, *nl = scratch + 4 * w;
+    scratch += 5 * w;
+    for (int e = 0; e < w; ++e) {
+      const int64_t q = r.pos(at0 + i + e);
+      memcpy(d + 4 * e, r.data + q * r.rec, 4);
+      nl[e] = r.nulls[q * r.elems];
+    }
+    r.outD[size_t(i) * r.E] = d;
+    r.outN[size_t(i) * r.E] = nl;
+  }
+}
+
 void readExternals(BlockCtx& c, Chain& ch, const int64_t* ns, const int* js, int k) {
+  uint8_t* scratch = ch.viewScratch.data();
   for (size_t e = 0; e < ch.externals.size(); ++e) {
     const Chain::External& x = ch.externals[e];
     const Stream& s = *ch.members[size_t(x.member)];
-    const Stream& p = c.src(s, size_t(x.operand));
+    const Stream& p = x.span ? *ch.members[size_t(x.from)] : c.src(s, size_t(x.operand));
     ExternalReader r(ch, e, s, p);
     const int64_t shift = ch.shift[size_t(x.member)];
-    if (x.raw) readRaw(r, ns, k, shift, x.lag);
+    if (x.span) readView(r, scratch, ns, k, shift, x.span);
+    else if (x.raw) readRaw(r, ns, k, shift, x.lag);
     else readVisible(r, p, s.operandRatio[size_t(x.operand)], ch.visShape[e], ns, js, k, shift);
   }
+}
+
+// A view's flag of each of the run's records (a NULL among the producer's
+// records it spans), for its NULL index after the block: none when the
+// producer's flags under the run hold none (the usual run), else a count of
+// NULLs that slides along them.
+void viewFlags(Chain& ch, size_t m, const int64_t* ns, int k) {
+  const History& a = ch.members[m - 1]->hist;  // one flag a record
+  const int64_t w = windowLength(*ch.members[m]);
+  const int64_t lo = ns[0] - ch.shift[m] - (w - 1) - a.base;  // ns[] are consecutive
+  std::vector<uint8_t>& flags = ch.windowNulls[m];
+  const size_t at = flags.size();
+  flags.resize(at + size_t(k), 0);
+  if (lo >= 0 && a.pos(lo) + k + w - 1 <= a.cap && noneSet(a.nulls.data() + a.pos(lo), k + w - 1)) return;
+  auto isNull = [&a](int64_t x) { return x < 0 || a.nulls[size_t(a.pos(x))] != 0; };
+  int64_t nulls = 0;
+  for (int64_t e = 0; e + 1 < w; ++e) nulls += isNull(lo + e);
+  for (int i = 0; i < k; ++i) {
+    nulls += isNull(lo + w - 1 + i);
+    flags[at + size_t(i)] = nulls != 0;
+    nulls -= isNull(lo + i);
+  }
+}
+
+// A view's record n, as its own step would copy it: its producer's records
+// n .. n-w+1, newest first (a NULL or absent one as zero bytes). False when
+// one of them has left the producer's ring.
+bool viewRecord(const Stream& w, const Stream& a, int64_t n, uint8_t* out, uint8_t* outNulls) {
+  const History& h = a.hist;
+  bool known = true;
+  for (int64_t e = 0; e < windowLength(w); ++e) {
+    const int64_t at = n - e - h.base;
+    const bool held = at >= 0 && at < h.count && at >= h.count - h.cap;
+    const bool isNull = !held || h.nulls[size_t(h.pos(at) * h.elems)] != 0;
+    known = known && (held || at < 0);
+    uint32_t v = 0;
+    if (!isNull) memcpy(&v, h.data.data() + h.pos(at) * h.rec, 4);
+    memcpy(out + 4 * e, &v, 4);
+    outNulls[e] = isNull;
+  }
+  return known;
 }
 
 // Commits a run's k records of every member; false when a store failed
@@ -287,7 +371,7 @@ bool runRecords(BlockCtx& c, Chain& ch, jit::ChainArgs& args, const int64_t* ns,
     a.outNulls = s.hist.nextNulls();
     // A window moves on from its newest record, the one before the run's
     // first (the block's gate makes sure it exists, the ring holds one block more).
-    if (ch.kinds[m] == Kind::Window) s.hist.get(ns[0] - ch.shift[m] - 1, a.before, a.beforeNulls);
+    if (ch.kinds[m] == Kind::Window && !ch.view[m]) s.hist.get(ns[0] - ch.shift[m] - 1, a.before, a.beforeNulls);
   }
   ch.runNs = ns;
   args.clean = cleanRun(c, ch, k);
@@ -298,6 +382,10 @@ bool runRecords(BlockCtx& c, Chain& ch, jit::ChainArgs& args, const int64_t* ns,
     const jit::ChainMember& a = ch.memberArgs[m];
     s.hist.commit(k);
     s.wrote += k;
+    if (ch.view[m]) {
+      viewFlags(ch, m, ns, k);
+      continue;
+    }
     if (ch.kinds[m] == Kind::SlideNulls) {  // its NULL index after the block, when its producer is visible
       const size_t ne = s.out.elems.size(), at = ch.windowNulls[m].size();
       ch.windowNulls[m].resize(at + size_t(k));
@@ -325,6 +413,12 @@ void endBlock(Chain& ch, const Block& b, bool everySlot, int64_t dueCount, bool 
     Stream& s = *ch.members[m];
     const jit::ChainMember& a = ch.memberArgs[m];
     if (!ch.materialised[m]) s.heldFrom = s.hist.newest();
+    if (ch.view[m] && s.hist.count > ch.startCount[m]) {  // its newest record, for clients and its own step
+      const int64_t p = s.hist.pos(s.hist.count - 1);
+      viewRecord(s, *ch.members[m - 1], s.hist.newest(), s.hist.data.data() + p * s.hist.rec,
+                 s.hist.nulls.data() + p * s.hist.elems);
+      ch.viewsStale = true;
+    }
     s.due += dueCount;
     const int64_t start = ch.startCount[m];
     if (ch.visRead[m] || failed) {  // for the streams that read them (Chain::visRead)
@@ -351,7 +445,7 @@ void endBlock(Chain& ch, const Block& b, bool everySlot, int64_t dueCount, bool 
 void writeWindowIndexes(BlockCtx& c, Chain& ch) {
   for (size_t m = 0; m < ch.members.size(); ++m) {
     Stream& s = *ch.members[m];
-    if (ch.kinds[m] != Kind::SlideNulls || ch.windowNulls[m].empty()) continue;
+    if ((ch.kinds[m] != Kind::SlideNulls && !ch.view[m]) || ch.windowNulls[m].empty()) continue;
     std::vector<int64_t> own(ch.blockNs);  // its own record numbers
     for (auto& n : own) n -= ch.shift[m];
     try {
@@ -393,8 +487,25 @@ bool heldThroughout(const int64_t* vis, const int* js, int k, int64_t at0, int64
   return held;
 }
 
+void rebuildViews(Chain& ch) {
+  if (!ch.viewsStale) return;
+  ch.viewsStale = false;
+  for (size_t m = 0; m < ch.members.size(); ++m) {
+    if (!ch.view[m]) continue;
+    Stream& w = *ch.members[m];
+    History& h = w.hist;
+    w.heldFrom = INT64_MIN;
+    for (int64_t at = std::max<int64_t>(0, h.count - h.window); at < h.count; ++at) {
+      const int64_t p = h.pos(at);
+      if (!viewRecord(w, *ch.members[m - 1], h.base + at, h.data.data() + p * h.rec, h.nulls.data() + p * h.elems))
+        w.heldFrom = h.base + at + 1;  // readers find no earlier one
+    }
+  }
+}
+
 void chainStep(BlockCtx& c, Chain& ch) {
   if (!takesBlock(ch)) {
+    rebuildViews(ch);
     for (auto* m : ch.members) m->step(c, *m);
     return;
   }

@@ -191,9 +191,36 @@ void chooseMaterialised(Chain& c, const Readers& readers) {
   }
 }
 
+// A window read by the next member alone, a map, at least kRun records
+// back (settled: what a run reads was written before it), and by nothing
+// else: a view (Chain::view). Its reader reads its elements in the ring of
+// its producer, the member before it, whose ring then holds enough records
+// to rebuild the window's own for the members' own steps.
+void chooseViews(Chain& c, const Readers& readers, const Streams& streams, int blockSlots) {
+  const size_t n = c.members.size();
+  c.view.assign(n, 0);
+  for (size_t m = 1; m + 1 < n; ++m) {
+    Stream& w = *c.members[m];
+    Stream& a = *c.members[m - 1];
+    if (kindOf(w) != Kind::Window || streams[size_t(w.srcs[0])].get() != &a || a.out.recordSize != 4 ||
+        readers[size_t(w.index)].size() != 1 || w.files.store || w.sink || kindOf(*c.members[m + 1]) != Kind::Map)
+      continue;
+    bool settled = true;
+    for (const Chain::External& x : c.externals)
+      if (x.from == int(m)) settled = settled && x.member == int(m + 1) && x.settled && x.lag == 0;
+    if (!settled || c.shift[m + 1] == c.shift[m]) continue;  // read at once: kept in registers already
+    c.view[m] = 1;
+    c.materialised[m] = 0;
+    for (Chain::External& x : c.externals)
+      if (x.from == int(m)) x.span = windowLength(w), x.from = int(m - 1);
+    const int64_t need = w.hist.window + windowLength(w) - 1;
+    if (a.hist.window < need) a.hist.grow(need, blockSlots);
+  }
+}
+
 // Whose visible counts a stream outside the chain reads: the last member's
 // readers, a member's readers besides the next member (a head's others), a
-// fused window's index (its producer's counts). An import that reads a member
+// fused window's or a view's index (its producer's counts). An import that reads a member
 // adds it (live_plan.cpp).
 void chooseVisRead(Chain& c, const Readers& readers, const Streams& streams) {
   const size_t n = c.members.size();
@@ -202,7 +229,7 @@ void chooseVisRead(Chain& c, const Readers& readers, const Streams& streams) {
     for (const Stream* r : readers[size_t(c.members[m]->index)]) c.visRead[m] |= m + 1 == n || r != c.members[m + 1];
   c.visRead[n - 1] = 1;
   for (size_t m = 0; m < n; ++m)
-    if (kindOf(*c.members[m]) == Kind::SlideNulls) {
+    if (kindOf(*c.members[m]) == Kind::SlideNulls || c.view[m]) {
       const Stream* producer = streams[size_t(c.members[m]->srcs[0])].get();
       for (size_t p = 0; p < n; ++p) c.visRead[p] |= c.members[p] == producer;
     }
@@ -220,13 +247,15 @@ ChainKind kindOf(const Stream& s) {
   return Kind::Map;
 }
 
-std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams) {
+std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams,
+                                               int blockSlots) {
   const Readers readers = readersOf(computed, streams.size());
   auto chains = linkOnlyReaders(computed, readers, streams);
   addSharedHeads(chains, computed, readers, streams);
   for (auto& c : chains) {
     findExternals(*c, streams);
     chooseMaterialised(*c, readers);
+    chooseViews(*c, readers, streams, blockSlots);
     chooseVisRead(*c, readers, streams);
     for (auto* m : c->members) m->chain = c, c->kinds.push_back(kindOf(*m));
   }
@@ -256,8 +285,14 @@ std::vector<jit::ChainStep> chainSteps(const Chain& c, const Streams& streams) {
     }
     if (st.kind == Kind::Fold || st.kind == Kind::Slide) st.fold = s.q->program.back().op;
     if (st.kind == Kind::Fold) st.foldElems = int(streams[size_t(s.srcs[0])]->out.elems.size());
-    if (st.kind == Kind::Map) st.bases = s.slotBase;
+    if (st.kind == Kind::Map) {
+      st.bases = s.slotBase;
+      st.reversed.assign(s.srcs.size(), 0);
+      for (size_t k = 0; k < s.srcs.size(); ++k)
+        if (const int e = external(m, int(k), 0); e >= 0) st.reversed[k] = c.externals[size_t(e)].span;
+    }
     st.materialised = c.materialised[m];
+    st.view = c.view[m];
     steps.push_back(std::move(st));
   }
   return steps;
@@ -272,7 +307,8 @@ bool chainRuns(const Chain& c) {
 
 void dissolve(Chain& c) {
   c.native = nullptr;
-  if (c.members.empty()) return;         // dissolved before
+  if (c.members.empty()) return;  // dissolved before
+  rebuildViews(c);
   auto keep = c.members.front()->chain;  // alive until every member let go
   for (auto* m : c.members) m->chain.reset();
   c.members.clear();  // a new plan may free them; the plan's list of chains and later heads keep this one

@@ -40,7 +40,8 @@ void foldIntegerRecord(int32_t op, int32_t type, const uint8_t* data, const uint
                        uint8_t* out);
 
 // Chains (chain.cpp): found once the plan's streams are set up and fused.
-std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams);
+std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams,
+                                               int blockSlots);
 // The chain's steps for the JIT (jit::ChainStep, one a member).
 std::vector<jit::ChainStep> chainSteps(const Chain& chain, const Streams& streams);
 // The last member's turn: the chain over the block (each member's own step
@@ -50,6 +51,9 @@ void chainStep(BlockCtx& c, Chain& chain);
 // reader of its first member that runs after it only as part of its own
 // chain still does (else every member takes its own step, in plan order).
 bool chainRuns(const Chain& chain);
+// The records of each of its views (Chain::view) that readers may still
+// read, rebuilt from the view's producer before the members' own steps run.
+void rebuildViews(Chain& chain);
 // Its members go back to their own steps for good (a fused window in it is
 // materialised again).
 void dissolve(Chain& chain);
