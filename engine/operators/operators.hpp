@@ -57,8 +57,8 @@ void rebuildViews(Chain& chain);
 // Its members go back to their own steps for good (a fused window in it is
 // materialised again).
 void dissolve(Chain& chain);
-// A fused window's NULL index entries for k records, `flags[i]` set where
-// record ns[i] holds a NULL element (the chain counts them as it slides).
+// A fused window's NULL index entries for k records, `flags[i]` 1 where
+// record ns[i] holds a NULL element, else 0 (the chain counts them as it slides).
 void fusedWindowIndex(Stream& window, const Stream& producer, const int64_t* ns, const int* js, const uint8_t* flags,
                       int k);
 

@@ -256,18 +256,15 @@ void fusedWindowStep(BlockCtx& c, Stream& s) {
 void fusedWindowIndex(Stream& s, const Stream& producer, const int64_t* ns, const int* js, const uint8_t* flags,
                       int k) {
   const WindowShape w(s, producer);
-  uint64_t present = 0;  // records without a NULL element not yet in the index
-  for (int i = 0; i < k; ++i) {
-    if (!flags[i]) {
-      ++present;
-      continue;
-    }
-    s.files.meta->appendPresent(present);
-    present = 0;
-    windowBitmap(s, w, ns[i], js[i]);
+  for (int i = 0; i < k; ++i) {  // records without a NULL element go to the index as one count
+    const void* set = memchr(flags + i, 1, size_t(k - i));
+    const int next = set ? int(static_cast<const uint8_t*>(set) - flags) : k;
+    s.files.meta->appendPresent(uint64_t(next - i));
+    if (next == k) break;
+    windowBitmap(s, w, ns[next], js[next]);
     s.files.meta->append(s.bitmap);
+    i = next;
   }
-  s.files.meta->appendPresent(present);
 }
 
 StepFn setUpWindow(Stream& s, const Streams& streams) {
