@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "engine/engine_impl.hpp"
+#include "engine/operators/operators.hpp"
 #include "storage/artifacts.hpp"
 #include "storage/file_io.hpp"
 
@@ -85,7 +86,7 @@ void forEachWritten(const Stream& s, F&& f) {
 
 void Engine::Impl::countNullRecords() {
   for (auto* s : computed)
-    if (s->wrote && !s->fusedInto)
+    if (s->wrote && !s->fusedInto && !ops::isView(*s))  // a view counts its own (chain.cpp)
       forEachWritten(*s, [&](int64_t, const uint8_t*, const uint8_t* nl) {
         if (memchr(nl, 1, s->out.elems.size())) ++s->nullRecords;
       });

@@ -124,15 +124,26 @@ bool Engine::Impl::readSources() {
       continue;
     }
     // Due at every slot: each slot sees one record more than the one before.
-    if (block.slots > 0 && !memchr(due.data(), 0, size_t(block.slots))) s->visStepAt = block.serial;
+    const bool everySlot = block.slots > 0 && !memchr(due.data(), 0, size_t(block.slots));
+    if (everySlot) s->visStepAt = block.serial;
     int j = 0;
     while (j < block.slots) {
       // The due slots from j on whose records lie contiguously in the ring.
       int run = 0, end = j;
       const int64_t room = h.contiguous();
-      for (; end < block.slots && run < room; ++end) {
-        s->vis[size_t(end)] = h.count + run;
-        run += due[size_t(end)];
+      if (everySlot) {  // a loop that vectorises: locals, no load of `due`
+        run = int(std::min<int64_t>(room, block.slots - j));
+        end = j + run;
+        int64_t* vis = s->vis.data() + j;
+        const int64_t count = h.count;
+        for (int x = 0; x < run; ++x) vis[x] = count + x;
+      }
+      while (end < block.slots && run < room) {  // due now and then: the slots up to the next due one
+        const void* at = memchr(due.data() + end, 1, size_t(block.slots - end));
+        const int next = at ? int(static_cast<const char*>(at) - due.data()) : block.slots;
+        std::fill(s->vis.data() + end, s->vis.data() + std::min(next + 1, block.slots), h.count + run);
+        end = std::min(next + 1, block.slots);
+        run += at ? 1 : 0;
       }
       const int got = run ? s->source->nextMany(h.nextData(), h.nextNulls(), run) : 0;
       h.commit(got);

@@ -412,11 +412,12 @@ void endBlock(Chain& ch, const Block& b, bool everySlot, int64_t dueCount, bool 
   for (size_t m = 0; m < ch.members.size(); ++m) {
     Stream& s = *ch.members[m];
     const jit::ChainMember& a = ch.memberArgs[m];
-    if (!ch.materialised[m]) s.heldFrom = s.hist.newest();
+    if (!ch.materialised[m] && !ch.view[m]) s.heldFrom = s.hist.newest();
     if (ch.view[m] && s.hist.count > ch.startCount[m]) {  // its newest record, for clients and its own step
       const int64_t p = s.hist.pos(s.hist.count - 1);
       viewRecord(s, *ch.members[m - 1], s.hist.newest(), s.hist.data.data() + p * s.hist.rec,
                  s.hist.nulls.data() + p * s.hist.elems);
+      s.heldFrom = s.hist.newest();
       ch.viewsStale = true;
     }
     s.due += dueCount;
@@ -446,6 +447,8 @@ void writeWindowIndexes(BlockCtx& c, Chain& ch) {
   for (size_t m = 0; m < ch.members.size(); ++m) {
     Stream& s = *ch.members[m];
     if ((ch.kinds[m] != Kind::SlideNulls && !ch.view[m]) || ch.windowNulls[m].empty()) continue;
+    if (ch.view[m])  // its ring does not hold them (Engine::Impl::countNullRecords)
+      s.nullRecords += uint64_t(std::count(ch.windowNulls[m].begin(), ch.windowNulls[m].end(), 1));
     std::vector<int64_t> own(ch.blockNs);  // its own record numbers
     for (auto& n : own) n -= ch.shift[m];
     try {
@@ -485,6 +488,14 @@ bool heldThroughout(const int64_t* vis, const int* js, int k, int64_t at0, int64
     held &= at < v && at >= v - window;
   }
   return held;
+}
+
+bool isView(const Stream& s) {
+  if (!s.chain) return false;
+  const Chain& ch = *s.chain;
+  for (size_t m = 0; m < ch.members.size(); ++m)
+    if (ch.members[m] == &s) return ch.view[m] != 0;
+  return false;
 }
 
 void rebuildViews(Chain& ch) {

@@ -51,6 +51,8 @@ void chainStep(BlockCtx& c, Chain& chain);
 // reader of its first member that runs after it only as part of its own
 // chain still does (else every member takes its own step, in plan order).
 bool chainRuns(const Chain& chain);
+// Whether s is a view in its chain (Chain::view): its ring holds its newest record only.
+bool isView(const Stream& s);
 // The records of each of its views (Chain::view) that readers may still
 // read, rebuilt from the view's producer before the members' own steps run.
 void rebuildViews(Chain& chain);
