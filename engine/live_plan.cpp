@@ -281,7 +281,7 @@ int64_t Engine::Impl::materialiseRead(const std::vector<const ir::Query*>& fresh
     if (Chain* c = s->chain.get()) {
       const size_t m = size_t(std::find(c->members.begin(), c->members.end(), s.get()) - c->members.begin());
       inRegisters = !c->materialised[m];
-      if (read) c->visRead[m] = 1;  // the chain writes its visible counts from the next block on
+      if (read) c->visRead[m] = 1;                    // the chain writes its visible counts from the next block on
       if (read && c->view[m]) ops::rebuildViews(*c);  // its records are there again: no wait for them
     }
     if (s->heldFrom == INT64_MIN && !inRegisters) continue;
