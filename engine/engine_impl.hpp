@@ -88,6 +88,11 @@ struct Engine::Impl {
   std::unique_ptr<tbb::flow::graph> graph;
   std::unique_ptr<tbb::flow::broadcast_node<tbb::flow::continue_msg>> start;
   std::vector<std::unique_ptr<tbb::flow::continue_node<tbb::flow::continue_msg>>> nodes;
+  // By stream: a file source read by one bin's streams alone, which that bin
+  // may read in its own task; binReadsNow: it does this block (readSources
+  // leaves it out; under --until-eof only while it surely will not run out).
+  std::vector<char> readInBin, binReadsNow;
+  std::vector<std::vector<Stream*>> sourcesOfBins(const std::vector<std::vector<Stream*>>& bins);
   bool finished = false;
 #if RDB_WITH_JIT
   std::shared_ptr<JitWorker> jitw;  // owns the JIT; compiles ad hoc units off the slot thread
@@ -182,6 +187,8 @@ struct Engine::Impl {
   // Pass 1 of the block (computed streams) and pass 2 (sources read); false
   // when a source ran out (--until-eof), the block then ends at that slot.
   bool readSources();
+  // One source's records of the block; `last` and `exhausted` as readSources' (--until-eof).
+  void readSource(Stream& s, int& last, bool& exhausted);
   // Clocked: waits for the due DEVICE sources of the block's first slot, all at
   // once, until each has a complete record or its deadline has passed.
   void waitDevices();

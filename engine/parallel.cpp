@@ -142,21 +142,57 @@ void Engine::Impl::placePipelines() {
   // Each bin runs its streams in plan order: producers before consumers.
   for (auto& m : members)
     std::sort(m.begin(), m.end(), [](const Stream* a, const Stream* b) { return a->index < b->index; });
+  const auto binSources = sourcesOfBins(members);
   threadLimit =
       std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, size_t(threadCount()));
   using namespace tbb::flow;
   graph = std::make_unique<tbb::flow::graph>();
   start = std::make_unique<broadcast_node<continue_msg>>(*graph);
-  for (auto& m : members) {
-    nodes.push_back(std::make_unique<continue_node<continue_msg>>(*graph, [this, bin = m](const continue_msg&) {
-      for (auto* s : bin) runStream(*s);
-      return continue_msg();
-    }));
+  for (size_t b = 0; b < members.size(); ++b) {
+    nodes.push_back(std::make_unique<continue_node<continue_msg>>(
+        *graph, [this, bin = members[b], own = binSources[b]](const continue_msg&) {
+          int last = 0;  // none runs out here (readSources, binReadsNow)
+          bool exhausted = false;
+          for (auto* s : own)
+            if (binReadsNow[size_t(s->index)]) readSource(*s, last, exhausted);
+          for (auto* s : bin) runStream(*s);
+          return continue_msg();
+        }));
     make_edge(*start, *nodes.back());
   }
 }
 
+// The file sources each bin may read in its own task: those only its
+// streams read (not live sources: their waits span the block's first slot).
+// Under --until-eof only in blocks it surely will not run out in (a source
+// that runs out ends the block for every bin): readSources decides.
+std::vector<std::vector<Stream*>> Engine::Impl::sourcesOfBins(const std::vector<std::vector<Stream*>>& bins) {
+  readInBin.assign(streams.size(), 0);
+  std::vector<std::vector<Stream*>> own(bins.size());
+  std::vector<int> binOf(streams.size(), -1);
+  for (size_t b = 0; b < bins.size(); ++b)
+    for (auto* s : bins[b]) binOf[size_t(s->index)] = int(b);
+  for (auto* src : declared) {
+    const ir::SourceKind kind = src->q->sourceKind;
+    if (src->removed || (kind != ir::SourceKind::BINFILE && kind != ir::SourceKind::TEXTSOURCE)) continue;
+    int bin = -1;
+    bool one = true;
+    for (auto* s : computed)
+      for (int x : s->srcs)
+        if (x == src->index) {
+          one = one && (bin < 0 || bin == binOf[size_t(s->index)]);
+          bin = binOf[size_t(s->index)];
+        }
+    if (!one || bin < 0) continue;
+    readInBin[size_t(src->index)] = 1;
+    own[size_t(bin)].push_back(src);
+  }
+  return own;
+}
+
 void Engine::Impl::dropGraph() {
+  readInBin.clear();
+  binReadsNow.clear();
   nodes.clear();
   start.reset();
   graph.reset();

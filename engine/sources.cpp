@@ -101,70 +101,19 @@ void Engine::Impl::waitDevices() {
 // Pass 2 of every slot of the block, done first: each due source reads its
 // next record; what a stream computing in slot j sees is the count before
 // that slot's read. A source that runs out ends the block after that slot.
+// A file source that one parallel bin alone reads is read in that bin's task.
 bool Engine::Impl::readSources() {
   if (liveSource) waitDevices();
   int last = block.slots - 1;  // the slot whose read exhausted a source (--until-eof)
   bool exhausted = false;
-  std::vector<char> joined;  // a source imported ad hoc reads from its first due slot on
+  binReadsNow.assign(streams.size(), 0);
   for (auto* s : declared) {
-    const std::vector<char>* dueOf = &block.due[s->tickIndex];
-    if (s->joinAt > block.t[0]) {
-      joined = *dueOf;
-      for (int x = 0; x < block.slots; ++x)
-        if (block.t[size_t(x)] < s->joinAt) joined[size_t(x)] = 0;
-      dueOf = &joined;
-    }
-    const std::vector<char>& due = *dueOf;
-    History& h = s->hist;
-    if (s->held) {  // HOLD: no physical read
-      for (int x = 0; x < block.slots; ++x) {
-        s->vis[size_t(x)] = h.count;
-        if (due[size_t(x)]) readRecord(*s);
-      }
-      continue;
-    }
-    // Due at every slot: each slot sees one record more than the one before.
-    const bool everySlot = block.slots > 0 && !memchr(due.data(), 0, size_t(block.slots));
-    if (everySlot) s->visStepAt = block.serial;
-    int j = 0;
-    while (j < block.slots) {
-      // The due slots from j on whose records lie contiguously in the ring.
-      int run = 0, end = j;
-      const int64_t room = h.contiguous();
-      if (everySlot) {  // a loop that vectorises: locals, no load of `due`
-        run = int(std::min<int64_t>(room, block.slots - j));
-        end = j + run;
-        int64_t* vis = s->vis.data() + j;
-        const int64_t count = h.count;
-        for (int x = 0; x < run; ++x) vis[x] = count + x;
-      }
-      while (end < block.slots && run < room) {  // due now and then: the slots up to the next due one
-        const void* at = memchr(due.data() + end, 1, size_t(block.slots - end));
-        const int next = at ? int(static_cast<const char*>(at) - due.data()) : block.slots;
-        std::fill(s->vis.data() + end, s->vis.data() + std::min(next + 1, block.slots), h.count + run);
-        end = std::min(next + 1, block.slots);
-        run += at ? 1 : 0;
-      }
-      const int got = run ? s->source->nextMany(h.nextData(), h.nextNulls(), run) : 0;
-      h.commit(got);
-      if (got < run || (run && s->source->exhausted())) {
-        // The read of record `got` (of this run) exhausted it: find its slot.
-        int seen = 0;
-        for (int x = j; x < end; ++x)
-          if (due[size_t(x)] && ++seen == got) {
-            if (opt.untilEof) last = std::min(last, x);
-            break;
-          }
-        exhausted = true;
-        if (got < run) {  // the rest of this run reads as the source now does
-          for (int x = got; x < run; ++x) {
-            s->source->next(h.nextData(), h.nextNulls());
-            h.commit();
-          }
-        }
-      }
-      j = end;
-    }
+    const size_t i = size_t(s->index);
+    const auto& due = block.due[s->tickIndex];
+    if (graph && i < readInBin.size() && readInBin[i] && s->joinAt <= block.t[0] &&
+        (!opt.untilEof || s->source->surelyLeft() >= std::count(due.begin(), due.begin() + block.slots, 1)))
+      binReadsNow[i] = 1;
+    else readSource(*s, last, exhausted);
   }
   if (last + 1 < block.slots) {  // the rest of the block never happens
     for (size_t i = 0; i < ticks.size(); ++i)
@@ -173,6 +122,68 @@ bool Engine::Impl::readSources() {
     now = block.t[size_t(last)];
   }
   return !(exhausted && opt.untilEof);
+}
+
+void Engine::Impl::readSource(Stream& s, int& last, bool& exhausted) {
+  std::vector<char> joined;  // a source imported ad hoc reads from its first due slot on
+  const std::vector<char>* dueOf = &block.due[s.tickIndex];
+  if (s.joinAt > block.t[0]) {
+    joined = *dueOf;
+    for (int x = 0; x < block.slots; ++x)
+      if (block.t[size_t(x)] < s.joinAt) joined[size_t(x)] = 0;
+    dueOf = &joined;
+  }
+  const std::vector<char>& due = *dueOf;
+  History& h = s.hist;
+  if (s.held) {  // HOLD: no physical read
+    for (int x = 0; x < block.slots; ++x) {
+      s.vis[size_t(x)] = h.count;
+      if (due[size_t(x)]) readRecord(s);
+    }
+    return;
+  }
+  // Due at every slot: each slot sees one record more than the one before.
+  const bool everySlot = block.slots > 0 && !memchr(due.data(), 0, size_t(block.slots));
+  if (everySlot) s.visStepAt = block.serial;
+  int j = 0;
+  while (j < block.slots) {
+    // The due slots from j on whose records lie contiguously in the ring.
+    int run = 0, end = j;
+    const int64_t room = h.contiguous();
+    if (everySlot) {  // a loop that vectorises: locals, no load of `due`
+      run = int(std::min<int64_t>(room, block.slots - j));
+      end = j + run;
+      int64_t* vis = s.vis.data() + j;
+      const int64_t count = h.count;
+      for (int x = 0; x < run; ++x) vis[x] = count + x;
+    }
+    while (end < block.slots && run < room) {  // due now and then: the slots up to the next due one
+      const void* at = memchr(due.data() + end, 1, size_t(block.slots - end));
+      const int next = at ? int(static_cast<const char*>(at) - due.data()) : block.slots;
+      std::fill(s.vis.data() + end, s.vis.data() + std::min(next + 1, block.slots), h.count + run);
+      end = std::min(next + 1, block.slots);
+      run += at ? 1 : 0;
+    }
+    const int got = run ? s.source->nextMany(h.nextData(), h.nextNulls(), run) : 0;
+    h.commit(got);
+    if (got < run || (run && s.source->exhausted())) {
+      // The read of record `got` (of this run) exhausted it: find its slot.
+      int seen = 0;
+      for (int x = j; x < end; ++x)
+        if (due[size_t(x)] && ++seen == got) {
+          if (opt.untilEof) last = std::min(last, x);
+          break;
+        }
+      exhausted = true;
+      if (got < run) {  // the rest of this run reads as the source now does
+        for (int x = got; x < run; ++x) {
+          s.source->next(h.nextData(), h.nextNulls());
+          h.commit();
+        }
+      }
+    }
+    j = end;
+  }
 }
 
 }  // namespace engine

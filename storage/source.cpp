@@ -62,6 +62,13 @@ class BinarySource : public Source {
   ~BinarySource() override {
     if (fd_ >= 0) ::close(fd_);
   }
+  // Whole records in the file after those read (it may grow, never shrink).
+  int64_t surelyLeft() const override {
+    struct stat st {};
+    if (!oneShot_) return INT64_MAX;
+    if (fd_ < 0 || exhausted_ || layout_.recordSize <= 0 || fstat(fd_, &st) != 0) return 0;
+    return std::max<int64_t>(0, (int64_t(st.st_size) - int64_t(offset_)) / layout_.recordSize);
+  }
   // Whole records still in the read buffer are copied at once.
   int nextMany(uint8_t* recs, uint8_t* nulls, int count) override {
     const size_t rec = size_t(layout_.recordSize), ne = layout_.elems.size();

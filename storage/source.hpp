@@ -24,6 +24,9 @@ class Source {
   // read that exhausted the source. Returns the records read.
   virtual int nextMany(uint8_t* recs, uint8_t* nulls, int count);
   bool exhausted() const { return exhausted_; }
+  // Reads that surely will not exhaust it (at least this many; INT64_MAX: it
+  // wraps): a parallel bin may read that many in its own task (--until-eof).
+  virtual int64_t surelyLeft() const { return 0; }
   // Deadline waits (DEVICE): the descriptor to poll while the next record is
   // incomplete, else -1; fill() reads what is there without blocking and
   // says whether the next record is complete (or will not come this slot).
