@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "engine/engine_impl.hpp"
+#include "engine/operators/chain.hpp"
 #include "engine/operators/operators.hpp"
 #include "ir/passes/passes.hpp"
 #include "storage/artifacts.hpp"
@@ -144,8 +145,8 @@ void Engine::Impl::chooseBlockSlots() {
       int(std::max<int64_t>(1, std::min<int64_t>(blockSlots, kBlockBytesAll / std::max<int64_t>(blockRecordBytes, 1))));
 }
 
-// Windows fused into their readers, then chains (optimised native code:
-// none under --interpret or on quick code alone); -v lists both.
+// Windows fused into their readers, then chains (optimised native code,
+// none on quick code alone; under --interpret the VM runs them); -v lists both.
 void Engine::Impl::fuseAndChain() {
   if (opt.fuse) ops::fuseWindows(computed, streams);
   if (opt.verbose)
@@ -153,7 +154,9 @@ void Engine::Impl::fuseAndChain() {
       if (s->fusedInto)
         fprintf(stdout, "fusion: window %s is not materialised; %s reads its producer in place\n", s->q->id.c_str(),
                 s->fusedInto->q->id.c_str());
-  if (opt.chains && !opt.interpret && opt.jitTier != 1) chains = ops::findChains(computed, streams, blockSlots);
+  if (opt.chains && (opt.interpret || opt.jitTier != 1)) chains = ops::findChains(computed, streams, blockSlots);
+  if (opt.interpret)
+    for (auto& c : chains) c->vmSteps = ops::chainSteps(*c, streams), c->native = &ops::runChainOnVm;
   if (!opt.verbose) return;
   for (auto& c : chains) {
     std::string names, inRegisters;
@@ -162,7 +165,8 @@ void Engine::Impl::fuseAndChain() {
       if (!c->materialised[m])
         inRegisters += (inRegisters.empty() ? "" : ", ") + c->members[m]->q->id + (c->view[m] ? " (a view)" : "");
     }
-    fprintf(stdout, "chain: %s compiled as one loop%s\n", names.c_str(),
+    fprintf(stdout, "chain: %s %s%s\n", names.c_str(),
+            opt.interpret ? "runs as one loop on the VM" : "compiled as one loop",
             inRegisters.empty() ? "" : (" (" + inRegisters + " not materialised)").c_str());
   }
 }

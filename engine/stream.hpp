@@ -77,7 +77,10 @@ struct Chain {
   // By member: a stream outside the chain reads its visible counts (Stream::vis),
   // which the chain then writes each block; the others' are not read.
   std::vector<char> visRead;
+  // Its code: the JIT's, or under --interpret ops::runChainOnVm, which runs
+  // vmSteps (the steps the JIT compiles) on the VM.
   jit::ChainFn native = nullptr;
+  std::vector<jit::ChainStep> vmSteps;
   // The chains of readers of the first member that come earlier in plan
   // order but run after this chain because their chain ends later: it runs
   // as one only while they do (ops::chainRuns). Held, not their streams: a

@@ -52,6 +52,8 @@ struct Exec {
     const int base = src.operands.empty() ? 0 : src.operands[rec];
     flag = size_t(ins.a - base);
     offset = in.elems[size_t(ins.a)].offset - (base ? in.elems[size_t(base)].offset : 0);
+    if (rec < src.reversed.size() && src.reversed[rec])
+      flag = size_t(src.reversed[rec] - 1) - flag, offset = int(4 * flag);
   }
 
   // ---------------------------------------------------------- strings
@@ -358,9 +360,12 @@ bool Machine::run(const Program& p, const ir::Layout& in, BlockIn src, const ir:
   const size_t perRecord = src.operands.empty() ? 1 : src.operands.size();
   for (int first = 0; first < k; first += kLanes) {
     const int lanes = std::min(kLanes, k - first);
-    Exec x{pool,        p,
-           in,          {src.recs + size_t(first) * perRecord, src.nulls + size_t(first) * perRecord, src.operands},
-           out,         {dst.data + int64_t(first) * out.recordSize, dst.nulls + size_t(first) * out.elems.size()},
+    Exec x{pool,
+           p,
+           in,
+           {src.recs + size_t(first) * perRecord, src.nulls + size_t(first) * perRecord, src.operands, src.reversed},
+           out,
+           {dst.data + int64_t(first) * out.recordSize, dst.nulls + size_t(first) * out.elems.size()},
            stack.data()};
     for (const Instr& ins : p.code) {
       switch (ins.op) {

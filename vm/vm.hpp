@@ -56,10 +56,14 @@ struct RecordOut {
 // recs[i] (nulls[i]), or, when `operands` lists the first input element of
 // each operand record, those records in place: operand k of record i at
 // recs[i * operands.size() + k].
+// `reversed`, when given, by operand: w for a window of w 4-byte elements
+// that lies as its producer's w records, oldest first (element j at
+// (w-1-j)*4, its flag at w-1-j: jit::ChainStep::reversed), else 0.
 struct BlockIn {
   const uint8_t* const* recs;
   const uint8_t* const* nulls;
   std::span<const int> operands;
+  std::span<const int> reversed = {};
 };
 // k output records one after the other, and their NULL flags likewise.
 using BlockOut = RecordOut;

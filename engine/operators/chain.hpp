@@ -12,5 +12,8 @@ using ChainKind = jit::ChainStep::Kind;
 ChainKind kindOf(const Stream& s);
 // A@(1, w): w.
 int32_t windowLength(const Stream& s);
+// A run of the chain on the VM (a jit::ChainFn: ChainArgs::ctx is the
+// Chain, whose vmSteps it runs).
+void runChainOnVm(const jit::ChainArgs* args, int64_t count);
 
 }  // namespace engine::ops

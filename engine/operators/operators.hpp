@@ -38,6 +38,14 @@ StepFn fusedReduceStep(const Stream& reducer);
 // calls it when an integer sum leaves the type's exact range.
 void foldIntegerRecord(int32_t op, int32_t type, const uint8_t* data, const uint8_t* nulls, int64_t count,
                        uint8_t* out);
+// The reducer's fold of such a record as its own step folds it (in 64-bit
+// integers, then in `type` beyond its exact range): false when no element
+// is present (the record is NULL).
+bool foldIntegers(int32_t op, int32_t type, const uint8_t* data, const uint8_t* nulls, int64_t count, uint8_t* out);
+// A sliding .sumc/.avg's value from its integer accumulators, as the fused
+// reducer makes it: false beyond the type's exact range (the caller folds
+// the window's elements, foldIntegerRecord).
+bool slidingResult(int32_t op, int32_t type, int64_t sum, int64_t sumAbs, int64_t present, uint8_t* out);
 
 // Chains (chain.cpp): found once the plan's streams are set up and fused.
 std::vector<std::shared_ptr<Chain>> findChains(const std::vector<Stream*>& computed, const Streams& streams,

@@ -66,6 +66,16 @@ void put(uint8_t* out, T v) {
   memcpy(out, &v, sizeof v);
 }
 
+// Element i of a record of INTEGER elements end to end, as the folds read elements.
+inline auto integerElems(const uint8_t* d, const uint8_t* nl) {
+  static const ir::Element kInteger{ir::Type::INTEGER, 0, 4, 0};
+  return [d, nl](int64_t i, bool& isNull, const ir::Element*& se) {
+    se = &kInteger;
+    isNull = nl[i] != 0;
+    return d + 4 * i;
+  };
+}
+
 // Integer accumulators of one fold.
 struct IntFold {
   int64_t sum = 0, sumAbs = 0, present = 0, lo = 0, hi = 0;
@@ -172,8 +182,12 @@ bool foldT(ir::Op op, int64_t count, Elem&& elem, ir::Type t, uint8_t* out) {
     const ir::Element* se;
     const uint8_t* v = elem(i, isNull, se);
     if (!v || isNull) continue;
+    // Converted through 8 bytes: the compiler cannot see that the conversion
+    // writes only T's (convertElem's branches for wider types).
+    uint8_t converted[8];
+    convertElem(se->type, v, se->size, t, converted, int(sizeof(T)));
     T x;
-    convertElem(se->type, v, se->size, t, reinterpret_cast<uint8_t*>(&x), int(sizeof x));
+    memcpy(&x, converted, sizeof x);
     if (present++ == 0 && (op == ir::Op::STREAM_MIN || op == ir::Op::STREAM_MAX)) acc = x;
     else if (op == ir::Op::STREAM_MIN) acc = foldLess(x, acc) ? x : acc;
     else if (op == ir::Op::STREAM_MAX) acc = foldLess(acc, x) ? x : acc;
@@ -202,6 +216,50 @@ bool fold(ir::Op op, bool ints, int64_t count, Elem&& elem, ir::Type t, uint8_t*
     if (intResult<T>(op, f, out)) return true;
   }
   return foldT<T>(op, count, elem, t, out);
+}
+
+// A record of `ne` INTEGER elements end to end (4 bytes each): the integer
+// fold in one loop, then T's own fold when the sum leaves T's exact range.
+template <class T>
+bool foldInt32Record(ir::Op op, ir::Type t, const uint8_t* d, const uint8_t* nl, int64_t ne, uint8_t* in) {
+  IntFold f;
+  const bool additive = op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG;
+  int64_t nulls = 0;
+  if (additive)
+    for (int64_t i = 0; i < ne; ++i) nulls += nl[i] != 0;
+  if (additive && nulls == 0) {
+    // No NULL (the common record): loops without a test per element, which vectorise.
+    for (int64_t i = 0; i < ne; ++i) {
+      int32_t v;
+      memcpy(&v, d + 4 * i, 4);
+      f.sum += v;
+    }
+    for (int64_t i = 0; i < ne; ++i) {
+      int32_t v;
+      memcpy(&v, d + 4 * i, 4);
+      f.sumAbs += std::abs(int64_t(v));
+    }
+    f.present = ne;
+  } else if (additive) {  // no minimum or maximum to track
+    for (int64_t i = 0; i < ne; ++i) {
+      int32_t v;
+      memcpy(&v, d + 4 * i, 4);
+      const int64_t x = nl[i] ? 0 : v;
+      f.sum += x;
+      f.sumAbs += x < 0 ? -x : x;
+      f.present += nl[i] ? 0 : 1;
+    }
+  } else {
+    for (int64_t i = 0; i < ne; ++i) {
+      if (nl[i]) continue;
+      int32_t v;
+      memcpy(&v, d + 4 * i, 4);
+      f.add(v);
+    }
+  }
+  if (f.present == 0) return false;
+  if (intResult<T>(op, f, in)) return true;
+  return foldT<T>(op, ne, integerElems(d, nl), t, in);
 }
 
 template <class T, bool Fused>
@@ -253,54 +311,8 @@ struct ReduceOp {
     inNull[0] = some ? 0 : 1;
   }
 
-  // A record of INTEGER elements end to end: the integer fold in one loop.
   bool foldInt32s(const uint8_t* d, const uint8_t* nl, uint8_t* in) {
-    IntFold f;
-    const int64_t ne = int64_t(a.out.elems.size());
-    const bool additive = op == ir::Op::STREAM_SUM || op == ir::Op::STREAM_AVG;
-    int64_t nulls = 0;
-    if (additive)
-      for (int64_t i = 0; i < ne; ++i) nulls += nl[i] != 0;
-    if (additive && nulls == 0) {
-      // No NULL (the common record): loops without a test per element, which vectorise.
-      for (int64_t i = 0; i < ne; ++i) {
-        int32_t v;
-        memcpy(&v, d + 4 * i, 4);
-        f.sum += v;
-      }
-      for (int64_t i = 0; i < ne; ++i) {
-        int32_t v;
-        memcpy(&v, d + 4 * i, 4);
-        f.sumAbs += std::abs(int64_t(v));
-      }
-      f.present = ne;
-    } else if (additive) {  // no minimum or maximum to track
-      for (int64_t i = 0; i < ne; ++i) {
-        int32_t v;
-        memcpy(&v, d + 4 * i, 4);
-        const int64_t x = nl[i] ? 0 : v;
-        f.sum += x;
-        f.sumAbs += x < 0 ? -x : x;
-        f.present += nl[i] ? 0 : 1;
-      }
-    } else {
-      for (int64_t i = 0; i < ne; ++i) {
-        if (nl[i]) continue;
-        int32_t v;
-        memcpy(&v, d + 4 * i, 4);
-        f.add(v);
-      }
-    }
-    if (f.present == 0) return false;
-    if (intResult<T>(op, f, in)) return true;
-    return foldT<T>(
-        op, ne,
-        [&](int64_t i, bool& isNull, const ir::Element*& se) {
-          se = &a.out.elems[size_t(i)];
-          isNull = nl[i] != 0;
-          return d + se->offset;
-        },
-        t, in);
+    return foldInt32Record<T>(op, t, d, nl, int64_t(a.out.elems.size()), in);
   }
 
   // A window of RATIONAL elements: its ExactSum slides. One that left the
@@ -390,17 +402,29 @@ StepFn setUpReduce(Stream& s, const Streams&) {
 StepFn fusedReduceStep(const Stream& s) { return reduceStep<true>(s); }
 
 void foldIntegerRecord(int32_t op, int32_t type, const uint8_t* d, const uint8_t* nl, int64_t count, uint8_t* out) {
-  static const ir::Element kInteger{ir::Type::INTEGER, 0, 4, 0};
-  auto elem = [&](int64_t i, bool& isNull, const ir::Element*& se) {
-    se = &kInteger;
-    isNull = nl[i] != 0;
-    return d + 4 * i;
-  };
   const auto o = ir::Op(op);
   const auto t = ir::Type(type);
-  if (t == ir::Type::RATIONAL) foldT<Rat>(o, count, elem, t, out);
-  else if (t == ir::Type::FLOAT) foldT<float>(o, count, elem, t, out);
-  else foldT<double>(o, count, elem, t, out);
+  if (t == ir::Type::RATIONAL) foldT<Rat>(o, count, integerElems(d, nl), t, out);
+  else if (t == ir::Type::FLOAT) foldT<float>(o, count, integerElems(d, nl), t, out);
+  else foldT<double>(o, count, integerElems(d, nl), t, out);
+}
+
+bool foldIntegers(int32_t op, int32_t type, const uint8_t* d, const uint8_t* nl, int64_t count, uint8_t* out) {
+  const auto o = ir::Op(op);
+  const auto t = ir::Type(type);
+  if (t == ir::Type::RATIONAL) return foldInt32Record<Rat>(o, t, d, nl, count, out);
+  if (t == ir::Type::FLOAT) return foldInt32Record<float>(o, t, d, nl, count, out);
+  return foldInt32Record<double>(o, t, d, nl, count, out);
+}
+
+bool slidingResult(int32_t op, int32_t type, int64_t sum, int64_t sumAbs, int64_t present, uint8_t* out) {
+  IntFold f;
+  f.sum = sum, f.sumAbs = sumAbs, f.present = present;
+  const auto o = ir::Op(op);
+  const auto t = ir::Type(type);
+  if (t == ir::Type::RATIONAL) return intResult<Rat>(o, f, out);
+  if (t == ir::Type::FLOAT) return intResult<float>(o, f, out);
+  return intResult<double>(o, f, out);
 }
 
 }  // namespace engine::ops
