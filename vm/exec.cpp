@@ -370,11 +370,15 @@ bool Machine::run(const Program& p, const ir::Layout& in, BlockIn src, const ir:
     for (const Instr& ins : p.code) {
       switch (ins.op) {
 #define VM_CASE(name, family, tag, from, to)                                                          \
-  case Op::name:                                                                                      \
+  case Op::name: {                                                                                    \
     if constexpr (opMode(Op::name) == Mode::ELEM) x.locate(ins, std::string_view(#family) == "LOAD"); \
-    for (x.lane = 0; x.lane < lanes; ++x.lane) x.family<tag>(ins);                                    \
+    Exec y = x; /* the lanes' loop on a copy the values' stores cannot alias: its fields stay in      \
+                   registers */                                                                       \
+    for (y.lane = 0; y.lane < lanes; ++y.lane) y.family<tag>(ins);                                    \
+    x.poolUsed = y.poolUsed;                                                                          \
     x.sp += opStack(Op::name);                                                                        \
-    break;
+    break;                                                                                            \
+  }
         VM_OPCODES(VM_CASE)
 #undef VM_CASE
         default: error_ = "bad instruction"; return false;

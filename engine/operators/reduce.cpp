@@ -234,11 +234,12 @@ bool foldInt32Record(ir::Op op, ir::Type t, const uint8_t* d, const uint8_t* nl,
       memcpy(&v, d + 4 * i, 4);
       f.sum += v;
     }
-    for (int64_t i = 0; i < ne; ++i) {
-      int32_t v;
-      memcpy(&v, d + 4 * i, 4);
-      f.sumAbs += std::abs(int64_t(v));
-    }
+    if constexpr (!std::is_same_v<T, Rat>)  // RATIONAL's bound is on the sum itself (intResult)
+      for (int64_t i = 0; i < ne; ++i) {
+        int32_t v;
+        memcpy(&v, d + 4 * i, 4);
+        f.sumAbs += std::abs(int64_t(v));
+      }
     f.present = ne;
   } else if (additive) {  // no minimum or maximum to track
     for (int64_t i = 0; i < ne; ++i) {
