@@ -42,7 +42,7 @@ struct VmRun {
   struct Where {
     const uint8_t *d = nullptr, *n = nullptr;
     int64_t dStep = 0, nStep = 0;
-    const uint8_t* const *pd = nullptr, *const *pn = nullptr;
+    const uint8_t *const *pd = nullptr, *const *pn = nullptr;
     size_t E = 0;
     void at(int i, const uint8_t*& data, const uint8_t*& nulls) const {
       if (pd) data = pd[size_t(i) * E], nulls = pn[size_t(i) * E];
