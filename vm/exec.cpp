@@ -42,9 +42,11 @@ struct Exec {
   // record pointer `rec` of each lane's `perLane`, byte offset, flag index.
   size_t perLane = 1, rec = 0, flag = 0;
   int offset = 0;
+  int64_t outStride = 0;  // STORE: the output record's size, a copy the lanes' loop keeps in a register
   void locate(const Instr& ins, bool load) {
     if (!load) {
       perLane = out.elems.size(), flag = size_t(ins.a), offset = out.elems[size_t(ins.a)].offset;
+      outStride = out.recordSize;
       return;
     }
     perLane = src.operands.empty() ? 1 : src.operands.size(), rec = 0;
@@ -97,11 +99,11 @@ struct Exec {
   }
   template <class T>
   void STORE(const Instr& ins) {
-    const ir::Element& e = out.elems[size_t(ins.a)];
     Slot& s = top();
     dst.nulls[size_t(lane) * perLane + flag] = s.null;
-    uint8_t* d = dst.data + int64_t(lane) * out.recordSize + offset;
+    uint8_t* d = dst.data + int64_t(lane) * outStride + offset;
     if (s.null) {
+      const ir::Element& e = out.elems[size_t(ins.a)];
       memset(d, 0, size_t(e.size));
       if constexpr (std::is_same_v<T, RAT>) {
         int32_t one = 1;
@@ -110,6 +112,7 @@ struct Exec {
       return;
     }
     if constexpr (std::is_same_v<T, STR>) {
+      const ir::Element& e = out.elems[size_t(ins.a)];
       const std::string& v = str(s);
       size_t n = std::min(v.size(), size_t(e.size));
       memcpy(d, v.data(), n);
