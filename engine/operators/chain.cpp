@@ -376,6 +376,8 @@ bool runRecords(BlockCtx& c, Chain& ch, jit::ChainArgs& args, const int64_t* ns,
   ch.runNs = ns;
   args.clean = cleanRun(c, ch, k);
   ch.native(&args, k);
+  for (auto* s : ch.members)  // the VM stopped on an error (runChainOnVm): nothing of the run is committed
+    if (!s->error.empty()) return false;
   bool ok = true;
   for (size_t m = 0; m < ch.members.size(); ++m) {
     Stream& s = *ch.members[m];

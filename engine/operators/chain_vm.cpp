@@ -105,11 +105,14 @@ struct VmRun {
     sc.data.assign(size * size_t(k), 0);
     sc.flags.resize(size_t(k));
     sc.recs.resize(size_t(k)), sc.nulls.resize(size_t(k));
+    // Locals: the flags' byte stores could otherwise alias the scratch's vectors.
+    uint8_t *data = sc.data.data(), *flags = sc.flags.data();
+    const uint8_t **recs = sc.recs.data(), **nulls = sc.nulls.data();
     for (int i = 0; i < k; ++i) {
-      uint8_t* in = sc.data.data() + size * size_t(i);
-      sc.flags[size_t(i)] = fold(i, in) ? 0 : 1;
-      if (sc.flags[size_t(i)]) memset(in, 0, size);
-      sc.recs[size_t(i)] = in, sc.nulls[size_t(i)] = &sc.flags[size_t(i)];
+      uint8_t* in = data + size * size_t(i);
+      flags[i] = fold(i, in) ? 0 : 1;
+      if (flags[i]) memset(in, 0, size);
+      recs[i] = in, nulls[i] = flags + i;
     }
     return program(m, {});
   }
