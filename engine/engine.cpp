@@ -169,6 +169,7 @@ void Engine::Impl::fuseAndChain() {
             opt.interpret ? "runs as one loop on the VM" : "compiled as one loop",
             inRegisters.empty() ? "" : (" (" + inRegisters + " not materialised)").c_str());
   }
+  fflush(stdout);  // a live engine's log is read while it runs
 }
 
 // Runtime state of one stream: history, source or program, rules, artifacts.

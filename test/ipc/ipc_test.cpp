@@ -1259,6 +1259,31 @@ TEST_CASE("live engine: a chain's view window read by an import is rebuilt for i
   CHECK(offStepIn(slurp(e.dir / "r"), 3, true, 400) == 0);  // a(n-2), before and after the import
 }
 
+// The same on the VM (--interpret), where the chain runs from the first
+// block: the import dissolves it, and its reader reads the view's records
+// rebuilt from a's ring.
+TEST_CASE("live engine on the VM: a chain's view window read by an import is rebuilt for its reader",
+          "[ipc][live][chain]") {
+  LiveEngine e("", false);
+  e.write("k.txt", "0\n");
+  e.write("q.rql",
+          "DECLARE v INTEGER STREAM c, 1/20 TEXTFILE 'c.txt'\n"
+          "DECLARE v INTEGER STREAM k, 15 TEXTFILE 'k.txt'\n"
+          "SELECT c[0] * 3 STREAM a FROM c VOLATILE\n"
+          "SELECT * STREAM w FROM a@(1,4) VOLATILE\n"
+          "SELECT w[2] + k[0] STREAM r FROM w + k\n");
+  REQUIRE(e.start("-v -f --interpret"));
+  waitForRecords(e, "r", 400);  // the chain has run
+  CHECK(eventually([&] {
+    return slurp(e.dir / "engine.out")
+               .find("chain: a -> w -> r runs as one loop on the VM (w (a view) not materialised)") !=
+           std::string::npos;
+  }));
+  REQUIRE(e.xqry("-a \"SELECT w[1] - w[2] STREAM d FROM w\"").rc == 0);
+  CHECK(offStep(e, "d", 3, false) == 0);                    // a(n-1) - a(n-2)
+  CHECK(offStepIn(slurp(e.dir / "r"), 3, true, 400) == 0);  // a(n-2), before and after the import
+}
+
 // The same import sent at once, before the chain's code comes (the plan
 // starts on quick code, stream by stream): the chain must not start keeping
 // a in registers after it (a's ring holding only each run's last record).
