@@ -380,7 +380,7 @@ struct Exec {
     uint8_t *data = dst.data + offset, *outNulls = dst.nulls + fo;
     for (int i = 0; i < lanes; ++i) {
       const size_t r = size_t(i) * in;
-      const uint8_t isNull = uint8_t(nulls[r + rb][fb] | nulls[r + ra][fa]);
+      const uint8_t isNull = (nulls[r + rb][fb] | nulls[r + ra][fa]) != 0;  // 1, as the handlers set it
       outNulls[size_t(i) * outPer] = isNull;
       int32_t b = 0, a = 0, v = 0;
       if (!isNull) {
