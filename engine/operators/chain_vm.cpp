@@ -96,8 +96,9 @@ struct VmRun {
     return program(m, st.bases, st.reversed);
   }
 
-  // Fold and Slide: each record's input record (its one element, NULL when
-  // nothing is present) by `fold(i, in)`, then the program over them.
+  // Fold and Slide: each record's input record (its one element; NULL, zero
+  // bytes as `fold` leaves them, when nothing is present) by `fold(i, in)`,
+  // then the program over them.
   template <class Fold>
   bool folded(size_t m, Fold&& fold) {
     const ChainStep& st = ch.vmSteps[m];
@@ -111,7 +112,6 @@ struct VmRun {
     for (int i = 0; i < k; ++i) {
       uint8_t* in = data + size * size_t(i);
       flags[i] = fold(i, in) ? 0 : 1;
-      if (flags[i]) memset(in, 0, size);
       recs[i] = in, nulls[i] = flags + i;
     }
     return program(m, {});
@@ -151,12 +151,12 @@ struct VmRun {
   void slideNulls(size_t m) {
     const ChainStep& st = ch.vmSteps[m];
     jit::ChainMember& r = a.members[m];
-    const Where in = operand(m, st.from[0]), out = operand(m, st.from[1]);
+    const Where enters = operand(m, st.from[0]), leaves = operand(m, st.from[1]);
     for (int i = 0; i < k; ++i) {
-      const uint8_t *d, *enters, *leaves;
-      in.at(i, d, enters);
-      out.at(i, d, leaves);
-      r.nulls += (enters[0] ? 1 : 0) - (leaves[0] ? 1 : 0);
+      const uint8_t *d, *in, *out;
+      enters.at(i, d, in);
+      leaves.at(i, d, out);
+      r.nulls += (in[0] ? 1 : 0) - (out[0] ? 1 : 0);
       r.outNulls[size_t(i) * st.out.elems.size()] = r.nulls != 0;
     }
   }
