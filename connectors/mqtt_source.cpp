@@ -96,6 +96,18 @@ class MqttSource : public storage::Source {
     return fresh_;
   }
   uint64_t reads() const override { return reads_; }
+  // Messages are acknowledged as they arrive: those after a checkpoint are
+  // gone with a killed engine; the counters go on.
+  void save(storage::ByteWriter& w) const override {
+    Source::save(w);
+    std::lock_guard<std::mutex> g(mu_);
+    for (uint64_t v : {reads_, misses_, received_, malformed_, dropped_}) w.u64(v);
+  }
+  void restore(storage::ByteReader& r) override {
+    Source::restore(r);
+    std::lock_guard<std::mutex> g(mu_);
+    for (uint64_t* v : {&reads_, &misses_, &received_, &malformed_, &dropped_}) *v = r.u64();
+  }
   uint64_t misses() const override { return misses_; }
 
   SourceCounters counters() const {

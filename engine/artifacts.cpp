@@ -55,10 +55,15 @@ void Engine::Impl::openArtifacts(Stream& s) {
       storage::adoptDeclaredDescriptor(paths, d);
       return;
     }
-    // A run starts every computed stream empty (the whole family goes) unless it rotates.
-    if (rotation < 0) warnRemoved(q, paths, s.out.recordSize, startListing.get());
-    else archiveChanged(q, paths, d);
-    s.files = storage::startFamily(paths, d, s.out.recordSize, rotation < 0, startListing.get());
+    uint64_t storeRecords = 0, indexRecords = 0;
+    if (resumeCounts(q.id, storeRecords, indexRecords)) {  // its files as the checkpoint counts them
+      s.files = storage::resumeFamily(paths, d, s.out.recordSize, storeRecords, indexRecords);
+    } else {
+      // A run starts every computed stream empty (the whole family goes) unless it rotates.
+      if (rotation < 0) warnRemoved(q, paths, s.out.recordSize, startListing.get());
+      else archiveChanged(q, paths, d);
+      s.files = storage::startFamily(paths, d, s.out.recordSize, rotation < 0, startListing.get());
+    }
     if (!q.publish.empty()) s.sink = std::make_unique<connectors::MqttSink>(q, s.out, opt.mqtt);
     s.metaBits = int(d.entries.size());
     s.bitmap.assign(size_t((s.metaBits + 7) / 8), 0);

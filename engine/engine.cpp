@@ -9,6 +9,7 @@
 #include "engine/operators/operators.hpp"
 #include "ir/passes/passes.hpp"
 #include "storage/artifacts.hpp"
+#include "storage/checkpoint.hpp"
 #include "storage/file_io.hpp"
 #include "storage/source.hpp"
 #if RDB_WITH_JIT
@@ -51,17 +52,25 @@ void Engine::prepare() { impl_->prepare(); }
 void Engine::Impl::prepare() {
   openStorage();
   makeStreams();
+  readResume();  // a checkpoint of another plan is refused here, before any file is touched
+  if (resume && resume->rotation >= 0) rotation = int(resume->rotation);  // the session goes on under its number
   chooseBlockSlots();
   startListing = std::make_unique<storage::DirectoryListing>(storageDir);
   for (auto& sp : streams) setupStream(*sp, plan);
   fuseAndChain();
-  // Zero step: every source reads its record 0 straight into its history.
-  for (auto* s : declared) readRecord(*s);
-  // HOLD: a consumer there from the start sees the zero step's zeros, then the
-  // file from its first record.
-  releaseHolds(computed);
+  if (resume) {
+    for (auto& sp : streams) restoreStream(*sp);
+    restoreEngine();
+  } else {
+    // Zero step: every source reads its record 0 straight into its history.
+    for (auto* s : declared) readRecord(*s);
+    // HOLD: a consumer there from the start sees the zero step's zeros, then the
+    // file from its first record.
+    releaseHolds(computed);
+  }
+  nextCheckpoint = std::chrono::steady_clock::now() + std::chrono::nanoseconds(int64_t(opt.checkpointS * 1e9));
   if (!opt.interpret) compileNative(computed, "plan");
-  if (rotation >= 0) {
+  if (rotation >= 0 && !resumeInfo) {
     // This session's number is reserved before it runs: a crash costs a number, never an archive.
     nextRotation();  // archives are made at shutdown: the start's listing still holds
     try {
@@ -228,6 +237,8 @@ void Engine::finish() {
   m.commands.shutdown(200);
   for (auto& s : m.streams) s->rules.reset();
   const std::vector<std::string> failed = m.closeAll();
+  // Under ROTATION the close archived the session: there is nothing to go on from.
+  if (m.rotation >= 0 && m.opt.checkpointS > 0) storage::removeCheckpoint(storage::CheckpointPaths::in(m.storageDir));
   for (auto& s : m.streams)
     if (s->declared && s->q->isDisposable) m.removeDisposable(*s);
   for (size_t i = 1; i < failed.size(); ++i) fprintf(stderr, "FATAL: %s\n", failed[i].c_str());

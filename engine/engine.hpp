@@ -44,6 +44,11 @@ struct Options {
   bool jitCacheAsked = false;     // named by the user: a cache that cannot be used is a warning
   connectors::MqttSettings mqtt;  // MQTT sources and PUBLISH sinks ([mqtt] in the TOML file)
   bool countNulls = false;        // count each stream's records with a NULL element (for /metrics)
+  // Checkpoints (engine/checkpoint.cpp): every this many seconds at a block
+  // boundary and at a clean stop; 0: none. `resume`: go on from the storage
+  // directory's checkpoint (none there: a fresh start, said on stdout).
+  double checkpointS = 10;
+  bool resume = false;
 };
 
 struct EngineError : std::runtime_error {
@@ -68,7 +73,8 @@ struct StreamStatus {
   // DEVICE sources: records read, and records that were NULL (none complete by the deadline, or no device).
   bool device = false;
   uint64_t reads = 0, misses = 0;
-  uint64_t outOfRange = 0;  // declared sources: values outside their field's type, stored NULL
+  uint64_t outOfRange = 0;   // declared sources: values outside their field's type, stored NULL
+  uint64_t downRecords = 0;  // declared sources: NULL records of slots missed while the engine was down (--resume)
   // MQTT sources: messages received, payloads that were no record, records never taken.
   bool mqtt = false;
   uint64_t received = 0, malformed = 0, dropped = 0;
@@ -165,6 +171,16 @@ class Engine {
   bool backgroundAbandoned() const;
   // Time the JIT spent compiling so far (plan and ad hoc units, both tiers), in seconds.
   double jitSeconds() const;
+  // After prepare() with Options::resume and a checkpoint: where the run goes
+  // on (the slot counted from the plan's first, its time in seconds as "p/q"),
+  // and the file it came from. A clocked run's slots missed while it was down
+  // are known once run() starts (missedSlots).
+  struct ResumeInfo {
+    int64_t slot = 0;
+    std::string time, file, fellBack;
+  };
+  std::optional<ResumeInfo> resumed() const;
+  int64_t missedSlots() const;
 
   struct Impl;  // the engine's state (engine/engine_impl.hpp)
 

@@ -94,6 +94,46 @@ struct Engine::Impl {
   std::vector<char> readInBin, binReadsNow;
   std::vector<std::vector<Stream*>> sourcesOfBins(const std::vector<std::vector<Stream*>>& bins);
   bool finished = false;
+
+  // ------------------------------------------------------------ checkpoints (checkpoint.cpp)
+  struct Resume {  // a checkpoint read at set-up, until its state is restored
+    std::string file, fellBack;
+    int64_t slots = 0, wallAnchorNs = 0, ticksPerSecond = 0, now = 0, rotation = -1, ended = 0;
+    std::vector<int64_t> counters;
+    struct StreamState {
+      int64_t due = 0, count = 0, base = 0, kept = 0, heldFrom = INT64_MIN;
+      std::vector<uint8_t> data, nulls;
+      bool held = false, files = false;
+      uint64_t rounded = 0, nullRecords = 0, downRecords = 0, storeRecords = 0, indexRecords = 0;
+      std::vector<uint8_t> source, store, rules;
+    };
+    std::map<std::string, StreamState> streams;
+  };
+  std::unique_ptr<Resume> resume;  // null: a fresh start
+  std::optional<Engine::ResumeInfo> resumeInfo;
+  int64_t slotsBefore = 0;        // a resumed run: slots the plan ran before (Run::slots starts there)
+  int64_t wallAnchorNs = 0;       // clocked: the wall-clock time of tick 0 (system clock, ns)
+  int64_t downUntil = INT64_MIN;  // clocked resume: slots before this (ticks) were missed while down
+  int64_t missedSlots = 0;        // ... and how many of them there were
+  bool planChanged = false;       // an import or a new plan: no more checkpoints (docs/reliability.md)
+  std::chrono::steady_clock::time_point nextCheckpoint{};
+  int64_t checkpointSlot = -1;  // the slot count of the last one written
+  bool checkpointFailed = false;
+  // Reads the checkpoint (Options::resume) before any file is touched; throws
+  // EngineError when it belongs to another plan or none of its files can be used.
+  void readResume();
+  void restoreStream(Stream& s);  // its ring, counters, source or rule state
+  // A resumed stream's records in its store and index; false: not resuming.
+  bool resumeCounts(const std::string& id, uint64_t& store, uint64_t& index) const;
+  bool inputEnded = false;  // --until-eof: a source ran out (a resumed run has nothing left to do)
+  void restoreEngine();     // the grid's counters, after every stream
+  // Writes one at this block boundary: stores and indexes synced to its counts first.
+  void saveCheckpoint(int64_t slots);
+  void checkpointIfDue(int64_t slots, bool stopping);
+  // Clocked: tick 0's wall-clock time; a resumed run keeps the checkpoint's
+  // (its deadlines go on where they were) and reads NULL for slots whose
+  // deadline passed while it was down (downUntil).
+  void anchorClock(std::chrono::steady_clock::time_point& anchor);
 #if RDB_WITH_JIT
   std::shared_ptr<JitWorker> jitw;  // owns the JIT; compiles ad hoc units off the slot thread
   // The plan's optimised tier, submitted once the run has lasted kTierUpAfter

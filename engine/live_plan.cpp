@@ -33,6 +33,7 @@ static StreamStatus statusOf(const Stream& s, const std::map<std::string, int>& 
     st.misses = s.source->misses();
   }
   if (s.declared && s.source) st.outOfRange = s.source->outOfRange();
+  st.downRecords = s.downRecords;
   if (connectors::SourceCounters c; s.source && connectors::mqttSourceCounters(*s.source, c)) {
     st.mqtt = true;
     st.received = c.received;
@@ -339,7 +340,8 @@ Admission Engine::admit(const ir::Plan& cand) {
   m.releaseHolds(added);  // a held source read by a new consumer is read from the next slot on
   // Native code comes later, from the JIT worker; until then the VM runs them.
   if (!m.opt.interpret && !added.empty()) m.compileNative(added, "adhoc" + std::to_string(++m.adhocUnits), true);
-  m.buildGraph();  // the new streams' pipelines are timed and placed too
+  m.buildGraph();             // the new streams' pipelines are timed and placed too
+  impl_->planChanged = true;  // checkpoints stop: the plan file no longer says what runs
   return {Admission::Result::ADMITTED, {}};
 }
 
@@ -384,6 +386,7 @@ std::string Engine::addRule(const ir::Plan& cand, const std::string& id, const s
   // A chain runs on its members' own steps once one has a rule; a dump's
   // records from before a member not materialised are missing ones (zeros).
   if (target->chain) ops::dissolve(*target->chain);
+  impl_->planChanged = true;
   return "OK";
 }
 
@@ -425,6 +428,7 @@ std::string Engine::removeStream(const std::string& id) {
   m.releaseUnusedUnits();
 #endif
   m.compact();
+  impl_->planChanged = true;
   return "OK";
 }
 
@@ -533,6 +537,7 @@ std::string Engine::replacePlan(const ir::Plan& next, std::vector<std::string>& 
   m.releaseUnusedUnits();
 #endif
   m.compact();
+  m.planChanged = true;  // checkpoints stop: what runs is no longer one plan file
   // The new streams join at the next grid point, as ad hoc ones do, and then belong to the plan.
   const size_t before = m.streams.size();
   const Admission a = admit(next);

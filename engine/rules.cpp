@@ -156,6 +156,47 @@ bool StreamRules::remove(const std::string& name) {
   return false;
 }
 
+void StreamRules::save(storage::ByteWriter& w) const {
+  w.u64(rules_.size());
+  for (auto& r : rules_) {
+    w.i64(r.triggers);
+    w.u64(r.tasks.size());
+    for (auto& t : r.tasks) {
+      w.text(t.path);
+      w.flag(t.reused);
+      for (int64_t v : {t.bytes, t.next, t.end}) w.i64(v);
+    }
+  }
+}
+
+void StreamRules::restore(storage::ByteReader& in) {
+  if (in.u64() != rules_.size()) in.fail();
+  for (auto& r : rules_) {
+    r.triggers = int(in.i64());
+    for (uint64_t n = in.count(1); n > 0; --n) {
+      DumpTask t;
+      t.path = in.text();
+      t.reused = in.flag();
+      for (int64_t* v : {&t.bytes, &t.next, &t.end}) *v = in.i64();
+      // Its records so far are kept (no O_TRUNC); what a killed run wrote after them goes.
+      const int fd = ::open(t.path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+      if (fd < 0 || ftruncate(fd, t.bytes) != 0) {
+        const std::string why = strerror(errno);
+        if (fd >= 0) ::close(fd);
+        throw std::runtime_error("rule " + r.rule->name + ": cannot reopen " + t.path + ": " + why);
+      }
+      ++openDumpFiles;
+      DumpFile f;
+      f.path = t.path;
+      f.fd = t.fd = fd;
+      struct stat st;
+      if (fstat(fd, &st) == 0) f.dev = st.st_dev, f.ino = st.st_ino;
+      r.files.push_back(std::move(f));
+      r.tasks.push_back(std::move(t));
+    }
+  }
+}
+
 std::string StreamRules::dumpPath(RuleRuntime& r) {
   return storage::ruleDumpPath(dir_, q_.id, r.rule->name, r.triggers++, r.rule->dumpRetention);
 }

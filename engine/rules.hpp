@@ -16,6 +16,7 @@
 #include "engine/compiled_program.hpp"
 #include "ir/ir.hpp"
 #include "ir/layout.hpp"
+#include "storage/checkpoint.hpp"
 
 namespace engine {
 
@@ -88,6 +89,10 @@ class StreamRules {
   void add(const ir::Rule& rule);
   bool remove(const std::string& name);
   bool has(const std::string& name) const;
+  // A checkpoint's part (engine/checkpoint.cpp): each rule's firings and open
+  // dumps; restored, an open dump's file is reopened and cut to its bytes.
+  void save(storage::ByteWriter& w) const;
+  void restore(storage::ByteReader& r);
 
  private:
   std::string dumpPath(RuleRuntime& r);

@@ -119,7 +119,7 @@ struct Run {
   Engine::Impl& m;
   const std::atomic<bool>& stop;
   const SlotHooks& hooks;
-  const Clock::time_point anchor = Clock::now();
+  Clock::time_point anchor = Clock::now();
   int64_t slots = 0, nextIdle = 0;
   Clock::time_point idleAt{};  // offline, clients are served every 4096 slots, at most once a millisecond
   std::vector<const std::string*> wrote;
@@ -298,6 +298,9 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
   Impl& m = *impl_;
   Run r(m, stop, hooks);
   m.stopFlag = &stop;
+  r.slots = m.slotsBefore;  // -m counts from the plan's first slot, a resumed run's too
+  if (m.inputEnded) return r.slots;
+  if (!m.opt.noClock) m.anchorClock(r.anchor);
   // Clocked: wake at the deadline, not up to the default 50 us timer slack later.
   if (!m.opt.noClock) prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
   if (r.listening()) {  // the zero step: every source has its record 0
@@ -317,10 +320,13 @@ int64_t Engine::run(const std::atomic<bool>& stop, const SlotHooks& hooks) {
     if (m.opt.countNulls) m.countNullRecords();
     if (m.commands.running()) m.commands.reap();
     r.slots += m.block.slots;
+    if (!more) m.inputEnded = true;
+    m.checkpointIfDue(r.slots, false);
     r.report();
     if (m.opt.noClock) r.waitForSinks();
     if (!more || r.keyPressed()) break;
   }
+  m.checkpointIfDue(r.slots, true);
   m.stopSeen = r.stopped();
   m.stopFlag = nullptr;
   if (m.opt.verbose) r.lateness.print(stdout);

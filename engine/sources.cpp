@@ -103,14 +103,17 @@ void Engine::Impl::waitDevices() {
 // that slot's read. A source that runs out ends the block after that slot.
 // A file source that one parallel bin alone reads is read in that bin's task.
 bool Engine::Impl::readSources() {
-  if (liveSource) waitDevices();
+  const bool down = block.t[0] < downUntil;  // a resumed clocked run catching up (anchorClock)
+  if (down)
+    for (int j = 0; j < block.slots && block.t[size_t(j)] < downUntil; ++j) ++missedSlots;
+  if (liveSource && !down) waitDevices();
   int last = block.slots - 1;  // the slot whose read exhausted a source (--until-eof)
   bool exhausted = false;
   binReadsNow.assign(streams.size(), 0);
   for (auto* s : declared) {
     const size_t i = size_t(s->index);
     const auto& due = block.due[s->tickIndex];
-    if (graph && i < readInBin.size() && readInBin[i] && s->joinAt <= block.t[0] &&
+    if (graph && !down && i < readInBin.size() && readInBin[i] && s->joinAt <= block.t[0] &&
         (!opt.untilEof || s->source->surelyLeft() >= std::count(due.begin(), due.begin() + block.slots, 1)))
       binReadsNow[i] = 1;
     else readSource(*s, last, exhausted);
@@ -146,6 +149,15 @@ void Engine::Impl::readSource(Stream& s, int& last, bool& exhausted) {
   const bool everySlot = block.slots > 0 && !memchr(due.data(), 0, size_t(block.slots));
   if (everySlot) s.visStepAt = block.serial;
   int j = 0;
+  // Slots missed while the engine was down: NULL records, nothing read.
+  for (; j < block.slots && block.t[size_t(j)] < downUntil; ++j) {
+    s.vis[size_t(j)] = h.count;
+    if (!due[size_t(j)]) continue;
+    memset(h.nextData(), 0, size_t(s.out.recordSize));
+    memset(h.nextNulls(), 1, s.out.elems.size());
+    h.commit();
+    ++s.downRecords;
+  }
   while (j < block.slots) {
     // The due slots from j on whose records lie contiguously in the ring.
     int run = 0, end = j;

@@ -174,6 +174,7 @@ struct Stream {
   std::string error;
   uint64_t rounded = 0;      // RATIONAL results rounded to the nearest representable fraction
   uint64_t nullRecords = 0;  // records with a NULL element (counted with Options::countNulls)
+  uint64_t downRecords = 0;  // a source's NULL records of slots missed while the engine was down
   // Operator state carried from block to block (incremental reducers).
   struct Running {
     bool valid = false;

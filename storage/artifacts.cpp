@@ -382,6 +382,22 @@ FamilyStores openFamily(const ArtifactPaths& p, const Descriptor& d, const std::
   return f;
 }
 
+FamilyStores resumeFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, uint64_t storeRecords,
+                          uint64_t indexRecords) {
+  d.save(p.desc());
+  FamilyStores f;
+  f.store = openStore(d.profile().value_or("DEFAULT"), p.data(), recordSize, d.retention(), d.retMemory(),
+                      {p.shadow(), false});
+  f.meta = std::make_unique<MetaIndex>(p.meta(), int(d.entries.size()), f.store->shadowed(), true, p.metaShadow());
+  if (!f.store->inMemory()) f.store->cutBack(storeRecords);
+  // The checkpoint was taken with the index on disk up to its count: fewer is a lost file, not a crash.
+  if (f.meta->records() < indexRecords)
+    throw StorageError("storage: " + p.meta() + " indexes " + std::to_string(f.meta->records()) +
+                       " records, the checkpoint " + std::to_string(indexRecords));
+  f.meta->align(indexRecords);
+  return f;
+}
+
 FamilyStores startFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, bool fresh,
                          const DirectoryListing* listing) {
   if (fresh) p.remove(kAllArtifacts, listing);

@@ -190,5 +190,11 @@ FamilyStores openFamily(const ArtifactPaths& p, const Descriptor& d, const std::
 // `listing` (optional) is the storage directory as the run's set-up found it.
 FamilyStores startFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, bool fresh,
                          const DirectoryListing* listing = nullptr);
+// A resumed run's computed stream: its files as its checkpoint counts them,
+// the store cut back to `storeRecords` (a memory store is restored from the
+// checkpoint instead) and the index to `indexRecords` (a VOLATILE stream has
+// an index and no data). Throws StorageError when the files hold fewer.
+FamilyStores resumeFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, uint64_t storeRecords,
+                          uint64_t indexRecords);
 
 }  // namespace storage

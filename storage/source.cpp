@@ -114,6 +114,21 @@ class BinarySource : public Source {
     exhausted_ = oneShot_ || exhausted_;
     allNull(rec, nulls);
   }
+  // The read buffer is dropped: reading goes on at the next record's byte.
+  void save(ByteWriter& w) const override {
+    Source::save(w);
+    w.u64(offset_);
+    w.u64(record_);
+  }
+  void restore(ByteReader& r) override {
+    Source::restore(r);
+    offset_ = r.u64();
+    record_ = r.u64();
+    bpos_ = blen_ = 0;
+    if (fd_ >= 0 && ::lseek(fd_, off_t(offset_), SEEK_SET) < 0)
+      throw SourceError("BINFILE " + path_ + ": cannot seek to byte " + std::to_string(offset_) + ": " +
+                        strerror(errno));
+  }
 
  private:
   size_t readRecord(uint8_t* rec) {
@@ -186,6 +201,19 @@ class DeviceSource : public Source {
   }
   uint64_t reads() const override { return reads_; }
   uint64_t misses() const override { return misses_; }
+  // Bytes a device gave are gone once read: only its counters go on.
+  void save(ByteWriter& w) const override {
+    Source::save(w);
+    w.u64(reads_);
+    w.u64(misses_);
+    w.u64(offset_);
+  }
+  void restore(ByteReader& r) override {
+    Source::restore(r);
+    reads_ = r.u64();
+    misses_ = r.u64();
+    offset_ = r.u64();
+  }
   void next(uint8_t* rec, uint8_t* nulls) override {
     if (exhausted_ || (fd_ < 0 && !tryOpen())) {
       // Offline there is no slot clock: a device that is not there yet is

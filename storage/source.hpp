@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/layout.hpp"
+#include "storage/checkpoint.hpp"
 
 namespace storage {
 
@@ -41,6 +42,10 @@ class Source {
   // Values that did not fit their field's type (TEXTFILE): stored NULL, counted and logged.
   virtual uint64_t outOfRange() const { return 0; }
   const std::string& path() const { return path_; }
+  // A checkpoint's part (storage/checkpoint.hpp): where the next record is
+  // read from and the counters users see. A subclass writes the base's first.
+  virtual void save(ByteWriter& w) const { w.flag(exhausted_); }
+  virtual void restore(ByteReader& r) { exhausted_ = r.flag(); }
 
  protected:
   Source(std::string path, const ir::Layout& l, bool oneShot) : path_(std::move(path)), layout_(l), oneShot_(oneShot) {}

@@ -159,6 +159,17 @@ class FileStore : public Store {
   }
   bool shadowed() const override { return shadow_; }
   std::vector<std::string> files() const override { return {path_}; }
+  void cutBack(uint64_t n) override {
+    flush();
+    if (n > count_)
+      throw StorageError("storage: " + path_ + " holds " + std::to_string(count_) + " records, the checkpoint " +
+                         std::to_string(n));
+    if (n < count_ && ftruncate(fd_, off_t(n) * rec_) != 0)
+      throw StorageError("storage: cannot cut " + path_ + " back to " + std::to_string(n) +
+                         " records: " + strerror(errno));
+    count_ = flushed_ = n;
+    handedOver_ = std::min<off_t>(handedOver_, off_t(n) * rec_);
+  }
 
  private:
   std::string path_, shadowPath_;
@@ -268,6 +279,24 @@ class SegmentedStore : public Store {
       for (auto& f : s->files()) out.push_back(f);
     return out;
   }
+  // Segments after the one holding record n-1 go; that one is cut back.
+  void cutBack(uint64_t n) override {
+    flush();
+    if (n > count())
+      throw StorageError("storage: " + paths_.data() + " holds " + std::to_string(count()) +
+                         " records, the checkpoint " + std::to_string(n));
+    const uint64_t last = n == 0 ? 0 : (n - 1) / cap_;
+    if (last < first_)
+      throw StorageError("storage: " + paths_.data() + ": RETENTION dropped the segment of record " +
+                         std::to_string(n - 1) + " after the checkpoint");
+    while (first_ + segments_.size() - 1 > last) {
+      auto files = segments_.back()->files();
+      segments_.back()->close(-1);
+      for (auto& f : files) removeWithShadow(f);
+      segments_.pop_back();
+    }
+    segments_.back()->cutBack(n - last * cap_);
+  }
 
  private:
   static void removeWithShadow(const std::string& f) {
@@ -330,6 +359,30 @@ class MemoryStore : public Store {
   void close(int, bool = false) override {}
   std::vector<std::string> files() const override { return {}; }
   bool inMemory() const override { return true; }
+  void cutBack(uint64_t n) override {
+    if (n > count_) throw StorageError("storage: memory store " + path_ + " holds fewer records than the checkpoint");
+    count_ = n;
+  }
+  // The records it still holds (a ring's last ones, else all), oldest first.
+  void save(ByteWriter& w) const override {
+    const uint64_t first = ring_ && count_ > ring_ ? count_ - ring_ : 0;
+    w.u64(first);
+    w.u64(count_ - first);
+    for (uint64_t i = first; i < count_; ++i) {
+      const uint64_t slot = ring_ ? i % ring_ : i;
+      w.raw(&data_[slot * uint64_t(rec_)], size_t(rec_));
+    }
+  }
+  void restore(ByteReader& r) override {
+    data_.clear();
+    count_ = r.u64();  // `first` (0 unless a ring: an unbounded store holds them all)
+    const uint64_t held = r.u64();
+    std::vector<uint8_t> rec(static_cast<size_t>(rec_));
+    for (uint64_t i = 0; i < held; ++i) {
+      r.raw(rec.data(), rec.size());
+      append(rec.data());
+    }
+  }
 
  private:
   std::string path_;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint.hpp"
 #include "descriptor.hpp"
 
 namespace storage {
@@ -60,6 +61,13 @@ class Store {
   // Writes buffered records (appends are buffered in whole records).
   virtual void flush() {}
   virtual std::vector<std::string> files() const = 0;  // data files, for cleanup
+  // A resumed run (storage/checkpoint.hpp): the store goes back to its first
+  // `n` records, those after are computed again. Throws StorageError when it
+  // holds fewer. A store with nothing on disk (memory) instead keeps its
+  // records in the checkpoint: save() and restore().
+  virtual void cutBack(uint64_t n) = 0;
+  virtual void save(ByteWriter&) const {}
+  virtual void restore(ByteReader&) {}
 };
 
 // The update log of a one-file store: by default `<data>.shadow`, started

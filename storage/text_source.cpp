@@ -170,6 +170,24 @@ class TextSource : public Source {
     ++record_;
   }
   uint64_t outOfRange() const override { return outOfRange_; }
+  // Between records the next one starts at offset_ + pos_ (a buffer that
+  // holds the whole file has offset_ 0).
+  void save(ByteWriter& w) const override {
+    Source::save(w);
+    w.u64(offset_ + pos_);
+    w.flag(hitEof_);
+    w.i64(int64_t(blankSize_));
+    w.u64(record_);
+    w.u64(outOfRange_);
+  }
+  void restore(ByteReader& r) override {
+    Source::restore(r);
+    seekTo(r.u64());
+    hitEof_ = r.flag();
+    blankSize_ = off_t(r.i64());
+    record_ = r.u64();
+    outOfRange_ = r.u64();
+  }
 
  private:
   // 256 KiB reads. A token, or a quoted string, ends after kLongestToken

@@ -93,6 +93,19 @@ void apply(Config& c, const toml::table& t, const std::string& file) {
                            text(node) + "; ignored");
     }
   }
+  if (auto node = t["run"]["checkpoint_s"]; node) {
+    std::optional<double> v;
+    if (node.is_integer()) v = double(*node.value<int64_t>());
+    else if (node.is_floating_point()) v = *node.value<double>();
+    if (v && std::isfinite(*v) && *v >= 0 && *v <= 86400) c.runCheckpointS = *v;
+    else
+      c.warnings.push_back(file + ": run.checkpoint_s must be from 0 to 86400 seconds, got " + text(node) +
+                           "; ignored");
+  }
+  if (auto node = t["run"]["resume"]; node) {
+    if (auto b = node.value<bool>()) c.runResume = *b;
+    else c.warnings.push_back(file + ": run.resume must be true or false, got " + text(node) + "; ignored");
+  }
   if (auto node = t["sources"]["timeout_s"]; node) {
     // A number of seconds, integer or not; checked by validateSourcesTimeout().
     std::optional<double> v;

@@ -27,6 +27,10 @@ struct Config {
   // sources.timeout_s: the read deadline of DEVICE sources, in seconds (0 = none).
   // Checked by validateSourcesTimeout(), not at load (xqry reads the file too).
   double sourcesTimeoutS = 0;
+  // [run]: checkpoint_s (seconds between checkpoints, 0: none; unset: the
+  // engine's default) and resume (go on from the checkpoint at start).
+  std::optional<double> runCheckpointS;
+  bool runResume = false;
   std::string sourcesTimeoutError;  // why the value is not a valid timeout; empty when it is
   // [mqtt]: credentials and limits of MQTT sources and PUBLISH sinks (never in the query text).
   std::string mqttUser, mqttPassword, mqttCaFile;

@@ -69,6 +69,11 @@ struct Metrics::Impl {
                                                         .Name("retractor_source_misses_total")
                                                         .Help("Slots a live source had no record for by its deadline")
                                                         .Register(*registry);
+  prometheus::Family<prometheus::Counter>& down =
+      prometheus::BuildCounter()
+          .Name("retractor_source_down_records_total")
+          .Help("NULL records of slots a resumed clocked run missed while the engine was down")
+          .Register(*registry);
   prometheus::Histogram& late = prometheus::BuildHistogram()
                                     .Name("retractor_slot_lateness_seconds")
                                     .Help("Clocked slots: from the deadline to the slot's last record")
@@ -120,6 +125,7 @@ void Metrics::update(const engine::Engine& eng, const ipc::Server::Stats& ipc) {
     m.records.Add(l).Set(double(st.records));
     follow(m.nullRecords.Add(l), double(st.nullRecords));
     follow(m.rounded.Add(l), double(st.rounded));
+    if (st.declared) follow(m.down.Add(l), double(st.downRecords));
     if (st.device) {
       follow(m.reads.Add(l), double(st.reads));
       follow(m.misses.Add(l), double(st.misses));
@@ -133,6 +139,7 @@ void Metrics::update(const engine::Engine& eng, const ipc::Server::Stats& ipc) {
       m.rounded.Remove(&m.rounded.Add(l));
       m.reads.Remove(&m.reads.Add(l));
       m.misses.Remove(&m.misses.Add(l));
+      m.down.Remove(&m.down.Add(l));
     }
   m.streams = std::move(seen);
   m.ipcNow.Add({{"what", "clients"}}).Set(double(ipc.clients));

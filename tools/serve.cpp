@@ -37,6 +37,7 @@ ipc::StreamDetail detailOf(const engine::StreamStatus& s) {
     d.counters = {
         {"received", s.received}, {"malformed", s.malformed}, {"dropped", s.dropped}, {"connected", s.connected}};
   if (s.outOfRange) d.counters.push_back({"out_of_range", s.outOfRange});
+  if (s.downRecords) d.counters.push_back({"down_records", s.downRecords});
   if (s.publishes)
     d.counters.insert(
         d.counters.end(),

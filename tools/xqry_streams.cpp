@@ -133,7 +133,7 @@ int cmdDetail(Session& s, const Options& o) {
     stream["misses"] = d.get("db.misses");
   }
   // Values out of their type's range (stored NULL), MQTT sources and PUBLISH sinks (docs/connectors.md).
-  for (const char* key : {"out_of_range", "connected", "received", "malformed", "dropped", "published",
+  for (const char* key : {"out_of_range", "down_records", "connected", "received", "malformed", "dropped", "published",
                           "publish_dropped", "publish_queued"})
     if (d.path(std::string("db.") + key)) stream[key] = d.get(std::string("db.") + key);
   Json fields = Json::object();

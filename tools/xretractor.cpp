@@ -50,6 +50,13 @@ void addRunOptions(CLI::App& app, RunArgs& a, CLI::Option*& limitOpt) {
   app.add_flag("-u,--until-eof", a.untilEof, "stop when a source runs out of data")->group(run);
   app.add_flag("--interpret", a.interpret, "run field programs on the bytecode VM")->group(run);
   app.add_option("-g,--config", config, "configuration file (TOML)")->group(run);
+  app.add_flag("--resume", a.resume,
+               "go on from the storage directory's checkpoint of this plan (none: start afresh); TOML run.resume")
+      ->group(run);
+  app.add_option("--checkpoint", a.checkpointS,
+                 "seconds between checkpoints, fractions allowed; 0: none (default 10; TOML run.checkpoint_s)")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->group(run);
   app.add_option("--threads", a.threads, "worker threads (default: all cores; 1 = serial)")->group(run);
   app.add_flag("--parallel", a.parallel,
                "run independent pipelines side by side from the first block (default: when their measured cost "
@@ -136,6 +143,8 @@ int runMode(int argc, char** argv) {
     return app.exit(e);
   }
   if (int rc = checkRunArgs(a, limitOpt->count() > 0, baseName(argv[0]))) return rc;
+  if (!a.checkpointS) a.checkpointS = gConfig.runCheckpointS;
+  a.resume = a.resume || gConfig.runResume;
   if (a.metrics.empty()) a.metrics = gConfig.metricsListen;
   if (a.http.empty()) a.http = gConfig.httpListen;
   if (!a.http.empty()) {

@@ -30,7 +30,8 @@ struct RunArgs {
   int64_t limit = 0;
   bool noAnyKey = false, wait = false, quiet = false, verbose = false, status = false, noClock = false,
        untilEof = false, interpret = false, cleanup = false, noFuse = false, noChains = false, parallel = false,
-       strict = false, allowAdhocSystem = false, listenAny = false;
+       strict = false, allowAdhocSystem = false, listenAny = false, resume = false;
+  std::optional<double> checkpointS;  // --checkpoint S, else [run] checkpoint_s, else the engine's default
   int threads = 0, blockSlots = 0, spinUs = 0;
   std::vector<std::string> disabled;
 };

@@ -53,6 +53,8 @@ engine::Options engineOptions(const RunArgs& a) {
   opt.jitCache = jitCacheDir(a.jitCache, opt.jitCacheAsked);
   opt.verbose = a.verbose;
   opt.countNulls = gMetrics != nullptr;
+  if (a.checkpointS) opt.checkpointS = *a.checkpointS;
+  opt.resume = a.resume;
   opt.stopOnKey = !a.noAnyKey && isatty(0);
   // RDB_INTERPRET=1 selects the VM without touching command lines (CI runs the suite both ways).
   const char* envInterpret = getenv("RDB_INTERPRET");
@@ -95,6 +97,15 @@ int runEngine(tools::Instance& inst, const ir::Plan& plan, const RunArgs& a, Pla
   try {
     engine::Engine eng(plan, engineOptions(a));
     eng.prepare();
+    if (a.resume) {  // said under -r too: a resumed run's output starts in the middle
+      if (auto r = eng.resumed()) {
+        if (!r->fellBack.empty()) fmt::print(stderr, "warning: {}; resumed from {}\n", r->fellBack, r->file);
+        fmt::print("resumed {} at slot {} (time {} s)\n", a.queryFile, r->slot, r->time);
+      } else {
+        fmt::print("no checkpoint of {} to resume: starting afresh\n", a.queryFile);
+      }
+      fflush(stdout);
+    }
     tools::ClientWiring wiring(eng, *inst.server, gStop, a.spinUs, tools::AdHocPolicy{a.allowAdhocSystem});
     wiring.serverHooks().reset = [&](const std::string& text, std::vector<std::string>& ended) -> std::string {
       if (emptyPlanText(text)) {
@@ -149,6 +160,8 @@ int runEngine(tools::Instance& inst, const ir::Plan& plan, const RunArgs& a, Pla
         if (st.rounded) fmt::print("rounded: {} {} values to the nearest RATIONAL\n", st.id, st.rounded);
       for (auto& st : eng.status())
         if (st.device) fmt::print("device: {} {} reads, {} misses\n", st.id, st.reads, st.misses);
+      if (eng.missedSlots())
+        fmt::print("resume: {} slots missed while the engine was down, read as NULL records\n", eng.missedSlots());
       for (auto& st : eng.status())
         if (st.outOfRange) fmt::print("source: {} {} values out of range, stored NULL\n", st.id, st.outOfRange);
       for (auto& st : eng.status()) {
