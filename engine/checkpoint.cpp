@@ -90,6 +90,7 @@ void removeStaleTemporaries(const storage::CheckpointPaths& p) {
 // ---------------------------------------------------------------- writing
 
 void Engine::Impl::saveCheckpoint(int64_t slots) {
+  const auto start = std::chrono::steady_clock::now();
   // Views read by clients and imports hold their records again (as a member's own step would rebuild them).
   for (auto& c : chains) ops::rebuildViews(*c);
   // Data first, then the index: the files hold at least what the checkpoint counts.
@@ -148,6 +149,12 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
   }
   storage::writeCheckpoint(storage::CheckpointPaths::in(storageDir), w.bytes());
   checkpointSlot = slots;
+  const int64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  checkpointStats.written++;
+  checkpointStats.totalNs += ns;
+  checkpointStats.longestNs = std::max(checkpointStats.longestNs, ns);
+  checkpointStats.bytes = w.bytes().size();
 }
 
 void Engine::Impl::checkpointIfDue(int64_t slots, bool stopping) {
@@ -172,7 +179,7 @@ void Engine::Impl::readResume() {
   const auto paths = storage::CheckpointPaths::in(storageDir);
   if (!opt.resume) {
     // A fresh start: an earlier checkpoint no longer matches the files.
-    if (opt.checkpointS > 0) storage::removeCheckpoint(paths);
+    storage::removeCheckpoint(paths);
     return;
   }
   removeStaleTemporaries(paths);
@@ -324,5 +331,6 @@ bool Engine::Impl::resumeCounts(const std::string& id, uint64_t& store, uint64_t
 
 std::optional<Engine::ResumeInfo> Engine::resumed() const { return impl_->resumeInfo; }
 int64_t Engine::missedSlots() const { return impl_->missedSlots; }
+Engine::CheckpointStats Engine::checkpointStats() const { return impl_->checkpointStats; }
 
 }  // namespace engine

@@ -74,7 +74,7 @@ struct StreamStatus {
   bool device = false;
   uint64_t reads = 0, misses = 0;
   uint64_t outOfRange = 0;   // declared sources: values outside their field's type, stored NULL
-  uint64_t downRecords = 0;  // declared sources: NULL records of slots missed while the engine was down (--resume)
+  uint64_t downRecords = 0;  // DEVICE and MQTT sources: NULL records of slots due while the engine was down (--resume)
   // MQTT sources: messages received, payloads that were no record, records never taken.
   bool mqtt = false;
   uint64_t received = 0, malformed = 0, dropped = 0;
@@ -181,6 +181,14 @@ class Engine {
   };
   std::optional<ResumeInfo> resumed() const;
   int64_t missedSlots() const;
+  // Checkpoints written by this run: how many, the slot thread's time in them
+  // (all and the longest, ns) and the last one's size in bytes (-v, bench).
+  struct CheckpointStats {
+    uint64_t written = 0;
+    int64_t totalNs = 0, longestNs = 0;
+    uint64_t bytes = 0;
+  };
+  CheckpointStats checkpointStats() const;
 
   struct Impl;  // the engine's state (engine/engine_impl.hpp)
 

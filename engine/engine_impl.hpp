@@ -113,12 +113,13 @@ struct Engine::Impl {
   std::optional<Engine::ResumeInfo> resumeInfo;
   int64_t slotsBefore = 0;        // a resumed run: slots the plan ran before (Run::slots starts there)
   int64_t wallAnchorNs = 0;       // clocked: the wall-clock time of tick 0 (system clock, ns)
-  int64_t downUntil = INT64_MIN;  // clocked resume: slots before this (ticks) were missed while down
-  int64_t missedSlots = 0;        // ... and how many of them there were
+  int64_t downUntil = INT64_MIN;  // clocked resume: slots before this (ticks) were due while it was down
+  int64_t missedSlots = 0;        // ... and how many of them there were (run late, to catch up)
   bool planChanged = false;       // an import or a new plan: no more checkpoints (docs/reliability.md)
   std::chrono::steady_clock::time_point nextCheckpoint{};
   int64_t checkpointSlot = -1;  // the slot count of the last one written
   bool checkpointFailed = false;
+  Engine::CheckpointStats checkpointStats;
   // Reads the checkpoint (Options::resume) before any file is touched; throws
   // EngineError when it belongs to another plan or none of its files can be used.
   void readResume();

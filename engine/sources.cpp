@@ -103,7 +103,7 @@ void Engine::Impl::waitDevices() {
 // that slot's read. A source that runs out ends the block after that slot.
 // A file source that one parallel bin alone reads is read in that bin's task.
 bool Engine::Impl::readSources() {
-  const bool down = block.t[0] < downUntil;  // a resumed clocked run catching up (anchorClock)
+  const bool down = block.t[0] < downUntil;  // a resumed clocked run catching up (anchorClock, readSource)
   if (down)
     for (int j = 0; j < block.slots && block.t[size_t(j)] < downUntil; ++j) ++missedSlots;
   if (liveSource && !down) waitDevices();
@@ -149,8 +149,11 @@ void Engine::Impl::readSource(Stream& s, int& last, bool& exhausted) {
   const bool everySlot = block.slots > 0 && !memchr(due.data(), 0, size_t(block.slots));
   if (everySlot) s.visStepAt = block.serial;
   int j = 0;
-  // Slots missed while the engine was down: NULL records, nothing read.
-  for (; j < block.slots && block.t[size_t(j)] < downUntil; ++j) {
+  // Slots due while the engine was down: a DEVICE's or MQTT's records of
+  // then are gone, NULL records stand for them; a file is read on (it gives
+  // the bytes an uninterrupted run read, record n stays slot n's).
+  const bool gone = s.q->sourceKind == ir::SourceKind::DEVICE || s.q->sourceKind == ir::SourceKind::MQTT;
+  for (; gone && j < block.slots && block.t[size_t(j)] < downUntil; ++j) {
     s.vis[size_t(j)] = h.count;
     if (!due[size_t(j)]) continue;
     memset(h.nextData(), 0, size_t(s.out.recordSize));

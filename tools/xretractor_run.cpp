@@ -160,8 +160,14 @@ int runEngine(tools::Instance& inst, const ir::Plan& plan, const RunArgs& a, Pla
         if (st.rounded) fmt::print("rounded: {} {} values to the nearest RATIONAL\n", st.id, st.rounded);
       for (auto& st : eng.status())
         if (st.device) fmt::print("device: {} {} reads, {} misses\n", st.id, st.reads, st.misses);
+      if (const auto c = eng.checkpointStats(); c.written)
+        fmt::print("checkpoints: {} written, {:.3f} ms each on average, {:.3f} ms the longest, {} bytes\n", c.written,
+                   double(c.totalNs) / double(c.written) / 1e6, double(c.longestNs) / 1e6, c.bytes);
       if (eng.missedSlots())
-        fmt::print("resume: {} slots missed while the engine was down, read as NULL records\n", eng.missedSlots());
+        fmt::print(
+            "resume: {} slots were due while the engine was down (caught up; DEVICE and MQTT sources read "
+            "NULL records for them)\n",
+            eng.missedSlots());
       for (auto& st : eng.status())
         if (st.outOfRange) fmt::print("source: {} {} values out of range, stored NULL\n", st.id, st.outOfRange);
       for (auto& st : eng.status()) {
