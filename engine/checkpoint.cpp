@@ -102,17 +102,16 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
       throw EngineError("stream " + s->q->id + ": " + e.what());
     }
   }
-  if (storageSync && storageSync->usable()) {
-    if (int e = storageSync->sync())
-      throw storage::CheckpointError(std::string("syncfs of the storage directory failed: ") + strerror(e));
-  } else {
-    ::sync();
+  if (identity.empty()) {  // the plan cannot change while checkpoints are taken (planChanged)
+    ByteWriter id;
+    const auto sections = sectionsOf(plan);
+    id.u64(sections.size());
+    for (auto& [name, hash] : sections) id.text(name), id.u64(hash);
+    id.text(optionsOf(opt));
+    identity = id.bytes();
   }
   ByteWriter w;
-  const auto sections = sectionsOf(plan);
-  w.u64(sections.size());
-  for (auto& [name, hash] : sections) w.text(name), w.u64(hash);
-  w.text(optionsOf(opt));
+  w.raw(identity.data(), identity.size());
   for (int64_t v : {slots, wallAnchorNs, ticksPerSecond, now, int64_t(rotation), int64_t(inputEnded)}) w.i64(v);
   w.u64(counters.size());
   for (int64_t c : counters) w.i64(c);
@@ -147,7 +146,6 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
     putBlob(w, store);
     putBlob(w, rules);
   }
-  storage::writeCheckpoint(storage::CheckpointPaths::in(storageDir), w.bytes());
   checkpointSlot = slots;
   const int64_t ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
@@ -155,6 +153,39 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
   checkpointStats.totalNs += ns;
   checkpointStats.longestNs = std::max(checkpointStats.longestNs, ns);
   checkpointStats.bytes = w.bytes().size();
+  // Made durable off the slot thread: the file system synced (every record
+  // the checkpoint counts is written already; later writes only add), then
+  // the file written and renamed in. The run goes on meanwhile.
+  pendingCheckpoint = std::async(std::launch::async, [this, payload = std::move(w.bytes())]() -> std::string {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      if (storageSync && storageSync->usable()) {
+        if (int e = storageSync->sync())
+          throw storage::CheckpointError(std::string("syncfs of the storage directory failed: ") + strerror(e));
+      } else {
+        ::sync();
+      }
+      storage::writeCheckpoint(storage::CheckpointPaths::in(storageDir), payload);
+    } catch (const storage::CheckpointError& e) {
+      return e.what();
+    }
+    durableNs += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    return "";
+  });
+}
+
+void Engine::Impl::collectCheckpoint() {
+  if (!pendingCheckpoint.valid()) return;
+  const std::string err = pendingCheckpoint.get();
+  if (err.empty()) {
+    checkpointFailed = false;
+    checkpointStats.durable++;
+    checkpointStats.durableNs = durableNs;
+    return;
+  }
+  if (!checkpointFailed)  // said once until one succeeds again
+    fprintf(stderr, "warning: %s; the run goes on, the previous checkpoint stays\n", err.c_str());
+  checkpointFailed = true;
 }
 
 void Engine::Impl::checkpointIfDue(int64_t slots, bool stopping) {
@@ -162,15 +193,14 @@ void Engine::Impl::checkpointIfDue(int64_t slots, bool stopping) {
   if (stopping && rotation >= 0) return;  // the close archives the session: nothing to go on from
   const auto now = std::chrono::steady_clock::now();
   if (!stopping && now < nextCheckpoint) return;
+  // One in flight at a time: a run that outpaces the disk takes the next at a later block.
+  if (!stopping && pendingCheckpoint.valid() &&
+      pendingCheckpoint.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return;
+  collectCheckpoint();
   nextCheckpoint = now + std::chrono::nanoseconds(int64_t(opt.checkpointS * 1e9));
-  try {
-    saveCheckpoint(slots);
-    checkpointFailed = false;
-  } catch (const storage::CheckpointError& e) {
-    if (!checkpointFailed)  // said once until one succeeds again
-      fprintf(stderr, "warning: %s; the run goes on, the previous checkpoint stays\n", e.what());
-    checkpointFailed = true;
-  }
+  saveCheckpoint(slots);
+  if (stopping) collectCheckpoint();
 }
 
 // ---------------------------------------------------------------- reading

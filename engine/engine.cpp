@@ -234,6 +234,7 @@ void Engine::finish() {
   if (!JitWorker::shutdown(m.jitw, std::chrono::milliseconds(500))) m.abandonedCompile = true;
 #endif
   m.dropGraph();
+  m.collectCheckpoint();  // its sync must not meet the close's
   m.commands.shutdown(200);
   for (auto& s : m.streams) s->rules.reset();
   const std::vector<std::string> failed = m.closeAll();

@@ -187,6 +187,8 @@ class Engine {
     uint64_t written = 0;
     int64_t totalNs = 0, longestNs = 0;
     uint64_t bytes = 0;
+    uint64_t durable = 0;   // made durable (synced, written, renamed in) off the slot thread
+    int64_t durableNs = 0;  // ... and the time that took, all of them
   };
   CheckpointStats checkpointStats() const;
 

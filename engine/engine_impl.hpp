@@ -9,7 +9,9 @@
 //   live_plan.cpp  status, newest records, admitting and removing ad hoc streams
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <future>
 #include <map>
 #include <memory>
 #include <set>
@@ -120,6 +122,11 @@ struct Engine::Impl {
   int64_t checkpointSlot = -1;  // the slot count of the last one written
   bool checkpointFailed = false;
   Engine::CheckpointStats checkpointStats;
+  std::vector<uint8_t> identity;               // the plan's part of every checkpoint, made once
+  std::future<std::string> pendingCheckpoint;  // the one being made durable: "" or why it failed
+  std::atomic<int64_t> durableNs{0};
+  // Waits for the pending checkpoint (before the close, and before the next one).
+  void collectCheckpoint();
   // Reads the checkpoint (Options::resume) before any file is touched; throws
   // EngineError when it belongs to another plan or none of its files can be used.
   void readResume();

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "file_io.hpp"
 
@@ -384,7 +386,10 @@ FamilyStores openFamily(const ArtifactPaths& p, const Descriptor& d, const std::
 
 FamilyStores resumeFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, uint64_t storeRecords,
                           uint64_t indexRecords) {
-  d.save(p.desc());
+  // The checkpoint's plan wrote it; written again only when it is not there as it should be.
+  std::ifstream was(p.desc(), std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(was)), std::istreambuf_iterator<char>());
+  if (text != d.text()) d.save(p.desc());
   FamilyStores f;
   f.store = openStore(d.profile().value_or("DEFAULT"), p.data(), recordSize, d.retention(), d.retMemory(),
                       {p.shadow(), false});

@@ -95,9 +95,11 @@ struct Progress {
 
 int runEngine(tools::Instance& inst, const ir::Plan& plan, const RunArgs& a, PlanSwitch& sw) {
   try {
-    engine::Engine eng(plan, engineOptions(a));
+    engine::Options opt = engineOptions(a);
+    opt.resume = a.resume && !sw.fromClient;  // a plan a client loaded (xqry --reset) starts afresh
+    engine::Engine eng(plan, opt);
     eng.prepare();
-    if (a.resume) {  // said under -r too: a resumed run's output starts in the middle
+    if (opt.resume) {  // said under -r too: a resumed run's output starts in the middle
       if (auto r = eng.resumed()) {
         if (!r->fellBack.empty()) fmt::print(stderr, "warning: {}; resumed from {}\n", r->fellBack, r->file);
         fmt::print("resumed {} at slot {} (time {} s)\n", a.queryFile, r->slot, r->time);
@@ -161,8 +163,11 @@ int runEngine(tools::Instance& inst, const ir::Plan& plan, const RunArgs& a, Pla
       for (auto& st : eng.status())
         if (st.device) fmt::print("device: {} {} reads, {} misses\n", st.id, st.reads, st.misses);
       if (const auto c = eng.checkpointStats(); c.written)
-        fmt::print("checkpoints: {} written, {:.3f} ms each on average, {:.3f} ms the longest, {} bytes\n", c.written,
-                   double(c.totalNs) / double(c.written) / 1e6, double(c.longestNs) / 1e6, c.bytes);
+        fmt::print(
+            "checkpoints: {} written, {:.3f} ms each on average, {:.3f} ms the longest, {} bytes; {} made durable off "
+            "the slot thread, {:.3f} ms each\n",
+            c.written, double(c.totalNs) / double(c.written) / 1e6, double(c.longestNs) / 1e6, c.bytes, c.durable,
+            c.durable ? double(c.durableNs) / double(c.durable) / 1e6 : 0.0);
       if (eng.missedSlots())
         fmt::print(
             "resume: {} slots were due while the engine was down (caught up; DEVICE and MQTT sources read "
