@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # xretractor with a TOML configuration (-g): -g in compile mode, the history
 # budget (an invalid value warns and keeps 1024), sources.timeout_s (a hard
-# configuration error, exit 4), storage.default_retention (written to the
+# configuration error, exit 4), run.checkpoint_s and run.resume, storage.default_retention (written to the
 # descriptors of DEFAULT/DIRECT streams without RETENTION, substrates too).
 # Usage: config_cli.sh XRETRACTOR
 set -u
@@ -84,6 +84,22 @@ printf '[storage]\ndefault_retention = [0, 2]\n' > ret.toml
 "$XR" -c -g ret.toml q.rql > /dev/null 2> err.out; rc=$?
 check "default_retention = [0, 2] compiles (exit $rc)" [ "$rc" = 0 ]
 check "default_retention = [0, 2] warns" grep -q 'warning: configuration ret.toml: storage.default_retention .*ignored' err.out
+
+# [run] checkpoint_s and resume: a run without checkpoints leaves none; by
+# default the stop writes one, and resume = true goes on from it.
+rm -rf out && mkdir out
+printf '[run]\ncheckpoint_s = 0\n' > run.toml
+"$XR" -g run.toml q.rql --no-clock -m 8 -k > /dev/null 2> err.out; rc=$?
+check "checkpoint_s = 0: run (exit $rc), no checkpoint" bash -c "[ $rc = 0 ] && [ ! -e out/.retractor.checkpoint ]"
+"$XR" q.rql --no-clock -m 4 -k > /dev/null 2> err.out; rc=$?
+check "default: the stop writes a checkpoint (exit $rc)" bash -c "[ $rc = 0 ] && [ -s out/.retractor.checkpoint ]"
+printf '[run]\nresume = true\ncheckpoint_s = 0.5\n' > run.toml
+"$XR" -g run.toml q.rql --no-clock -m 8 -k -r > run.out 2> err.out; rc=$?
+check "resume = true goes on from slot 3 (exit $rc)" grep -q '^resumed q.rql at slot 3 ' run.out
+printf '[run]\ncheckpoint_s = -1\nresume = 3\n' > run.toml
+"$XR" -c -g run.toml q.rql > /dev/null 2> err.out; rc=$?
+check "checkpoint_s = -1 warns (exit $rc)" grep -q 'run.checkpoint_s must be from 0 to 86400 seconds, got -1; ignored' err.out
+check "resume = 3 warns" grep -q 'run.resume must be true or false' err.out
 
 # An explicit file that is missing is a hard error.
 "$XR" -c -g missing.toml q.rql > /dev/null 2>&1; rc=$?

@@ -103,7 +103,7 @@ void apply(Config& c, const toml::table& t, const std::string& file) {
                            "; ignored");
   }
   if (auto node = t["run"]["resume"]; node) {
-    if (auto b = node.value<bool>()) c.runResume = *b;
+    if (node.is_boolean()) c.runResume = *node.value<bool>();
     else c.warnings.push_back(file + ": run.resume must be true or false, got " + text(node) + "; ignored");
   }
   if (auto node = t["sources"]["timeout_s"]; node) {
