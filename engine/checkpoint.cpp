@@ -8,6 +8,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <time.h>
+
 #include <cinttypes>
 #include <cstring>
 #include <filesystem>
@@ -158,6 +160,8 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
   // the file written and renamed in. The run goes on meanwhile.
   pendingCheckpoint = std::async(std::launch::async, [this, payload = std::move(w.bytes())]() -> std::string {
     const auto t0 = std::chrono::steady_clock::now();
+    timespec c0{}, c1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     try {
       if (storageSync && storageSync->usable()) {
         if (int e = storageSync->sync())
@@ -170,6 +174,8 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
       return e.what();
     }
     durableNs += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    durableCpuNs += (c1.tv_sec - c0.tv_sec) * 1000000000LL + (c1.tv_nsec - c0.tv_nsec);
     return "";
   });
 }
@@ -181,6 +187,7 @@ void Engine::Impl::collectCheckpoint() {
     checkpointFailed = false;
     checkpointStats.durable++;
     checkpointStats.durableNs = durableNs;
+    checkpointStats.durableCpuNs = durableCpuNs;
     return;
   }
   if (!checkpointFailed)  // said once until one succeeds again

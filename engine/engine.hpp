@@ -187,8 +187,9 @@ class Engine {
     uint64_t written = 0;
     int64_t totalNs = 0, longestNs = 0;
     uint64_t bytes = 0;
-    uint64_t durable = 0;   // made durable (synced, written, renamed in) off the slot thread
-    int64_t durableNs = 0;  // ... and the time that took, all of them
+    uint64_t durable = 0;      // made durable (synced, written, renamed in) off the slot thread
+    int64_t durableNs = 0;     // ... and the time that took, all of them
+    int64_t durableCpuNs = 0;  // ... of which the background thread's CPU
   };
   CheckpointStats checkpointStats() const;
 

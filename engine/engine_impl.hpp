@@ -124,7 +124,7 @@ struct Engine::Impl {
   Engine::CheckpointStats checkpointStats;
   std::vector<uint8_t> identity;               // the plan's part of every checkpoint, made once
   std::future<std::string> pendingCheckpoint;  // the one being made durable: "" or why it failed
-  std::atomic<int64_t> durableNs{0};
+  std::atomic<int64_t> durableNs{0}, durableCpuNs{0};
   // Waits for the pending checkpoint (before the close, and before the next one).
   void collectCheckpoint();
   // Reads the checkpoint (Options::resume) before any file is touched; throws

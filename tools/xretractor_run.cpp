@@ -165,9 +165,10 @@ int runEngine(tools::Instance& inst, const ir::Plan& plan, const RunArgs& a, Pla
       if (const auto c = eng.checkpointStats(); c.written)
         fmt::print(
             "checkpoints: {} written, {:.3f} ms each on average, {:.3f} ms the longest, {} bytes; {} made durable off "
-            "the slot thread, {:.3f} ms each\n",
+            "the slot thread, {:.3f} ms each ({:.3f} ms of CPU)\n",
             c.written, double(c.totalNs) / double(c.written) / 1e6, double(c.longestNs) / 1e6, c.bytes, c.durable,
-            c.durable ? double(c.durableNs) / double(c.durable) / 1e6 : 0.0);
+            c.durable ? double(c.durableNs) / double(c.durable) / 1e6 : 0.0,
+            c.durable ? double(c.durableCpuNs) / double(c.durable) / 1e6 : 0.0);
       if (eng.missedSlots())
         fmt::print(
             "resume: {} slots were due while the engine was down (caught up; DEVICE and MQTT sources read "
