@@ -139,9 +139,10 @@ struct Run {
   bool tierUpDue() const {
     const auto ran = Clock::now() - anchor;
     if (ran >= kTierUpAfter) return true;
-    if (m.opt.limit <= 0 || slots == 0) return false;
+    const int64_t ranSlots = slots - m.slotsBefore;  // this run's (a resumed one started later)
+    if (m.opt.limit <= 0 || ranSlots <= 0) return false;
     const int64_t left = m.opt.limit - 1 - slots;
-    return ran * double(left) / double(slots) >= kTierUpAfter;
+    return ran * double(left) / double(ranSlots) >= kTierUpAfter;
   }
   void switchCode() {
 #if RDB_WITH_JIT
