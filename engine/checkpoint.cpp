@@ -236,7 +236,7 @@ void Engine::Impl::readResume() {
   try {
     // Which plan: the first section that differs names the stream.
     const auto mine = sectionsOf(plan);
-    std::vector<std::pair<std::string, uint64_t>> theirs(size_t(in.u64()));
+    std::vector<std::pair<std::string, uint64_t>> theirs(size_t(in.count(16)));  // a name and a hash each
     for (auto& [name, hash] : theirs) name = in.text(), hash = in.u64();
     auto refuse = [&](const std::string& what) {
       throw EngineError("checkpoint " + got.path + " was taken by another plan: " + what +
@@ -265,7 +265,7 @@ void Engine::Impl::readResume() {
       const Stream* s = nullptr;
       for (auto& sp : streams)
         if (sp->q->id == id) s = sp.get();
-      if (!s || st.kept < 0 || st.kept > st.count) in.fail();
+      if (!s || st.count < 0 || st.base < 0 || st.kept < 0 || st.kept > st.count) in.fail();
       st.data.resize(size_t(in.fits(st.kept, s->out.recordSize)));
       in.raw(st.data.data(), st.data.size());
       st.nulls.resize(size_t(in.fits(st.kept, int64_t(s->out.elems.size()))));
@@ -280,6 +280,10 @@ void Engine::Impl::readResume() {
       st.rules = takeBlob(in);
     }
     if (!in.atEnd() || r->counters.size() != ticks.size() || r->ticksPerSecond != ticksPerSecond) in.fail();
+    // A session number exactly when the plan rotates (else the close would archive, or not, against the plan).
+    if (r->slots < 0 || r->now < 0 || (r->ended != 0 && r->ended != 1) || r->rotation < -1 || r->rotation > INT32_MAX ||
+        (r->rotation >= 0) != !rotationFile.empty())
+      in.fail();
   } catch (const storage::CheckpointError& e) {
     throw EngineError(e.what());
   }

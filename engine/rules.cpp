@@ -172,12 +172,26 @@ void StreamRules::save(storage::ByteWriter& w) const {
 void StreamRules::restore(storage::ByteReader& in) {
   if (in.u64() != rules_.size()) in.fail();
   for (auto& r : rules_) {
-    r.triggers = int(in.i64());
-    for (uint64_t n = in.count(1); n > 0; --n) {
+    const ir::Rule& rule = *r.rule;
+    const int64_t triggers = in.i64();
+    if (triggers < 0 || triggers > INT32_MAX) in.fail();
+    r.triggers = int(triggers);
+    const uint64_t tasks = in.count(1);
+    if (tasks > uint64_t(std::max(rule.dumpRetention, 1)) || (tasks > 0 && triggers == 0)) in.fail();
+    for (uint64_t n = tasks; n > 0; --n) {
       DumpTask t;
       t.path = in.text();
       t.reused = in.flag();
       for (int64_t* v : {&t.bytes, &t.next, &t.end}) *v = in.i64();
+      // Only this rule's own dump files, cut to the records its window has written so far: a
+      // checkpoint never makes the engine truncate or extend any other file.
+      bool ours = false;
+      for (int k = 0; k <= std::max(rule.dumpRetention, 1) && !ours; ++k)
+        ours = t.path == storage::ruleDumpPath(dir_, q_.id, rule.name, k, rule.dumpRetention);
+      // Fired at record n = end - TO, it writes [n + FROM, end): next lies in there, bytes are the records before it.
+      if (!ours || t.end < rule.dumpTo || t.end > (int64_t(1) << 62)) in.fail();
+      const int64_t start = t.end - rule.dumpTo + rule.dumpFrom;
+      if (t.next < start || t.next >= t.end || t.bytes != (t.next - start) * int64_t(out_.recordSize)) in.fail();
       // Its records so far are kept (no O_TRUNC); what a killed run wrote after them goes.
       const int fd = ::open(t.path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
       if (fd < 0 || ftruncate(fd, t.bytes) != 0) {

@@ -77,7 +77,7 @@ class ByteReader {
   }
   void raw(void* p, size_t n) {
     if (n > n_ - at_) fail();
-    memcpy(p, p_ + at_, n);
+    if (n) memcpy(p, p_ + at_, n);  // an empty vector's data() may be null
     at_ += n;
   }
   bool atEnd() const { return at_ == n_; }

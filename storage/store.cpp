@@ -377,6 +377,8 @@ class MemoryStore : public Store {
     data_.clear();
     count_ = r.u64();  // `first` (0 unless a ring: an unbounded store holds them all)
     const uint64_t held = r.u64();
+    // As save() wrote them: else count_ would name records data_ does not hold (read() past its end).
+    if (ring_ ? held > ring_ || (count_ > 0 && held != ring_) : count_ != 0) r.fail();
     std::vector<uint8_t> rec(static_cast<size_t>(rec_));
     for (uint64_t i = 0; i < held; ++i) {
       r.raw(rec.data(), rec.size());

@@ -14,7 +14,7 @@ with SIGTERM and resumed after a pause (clocked_case).
 usage: resume_kill.py XRETRACTOR [--mode jit|vm|both] [--kills N] [--seed S] [--keep DIR]
 Ends with "resume-kill: N passed, M failed"; exit status 1 on a failure.
 """
-import argparse, hashlib, os, random, re, shutil, signal, struct, subprocess, sys, tempfile, time
+import argparse, hashlib, os, random, re, shutil, signal, struct, subprocess, sys, tempfile, time, zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "resume")
@@ -321,6 +321,62 @@ def extra_cases(runs, ref, flags):
     check("corrupt checkpoints: files unchanged", hashes(os.path.join(d, "out")) == before)
 
 
+def with_crc(path, change):
+    """Rewrites a checkpoint's payload with change(bytearray) and a CRC that
+    matches: the engine's checks, not the checksum, must refuse it."""
+    data = bytearray(read(path, True))
+    payload = data[20:-4]
+    change(payload)
+    body = bytes(data[:12]) + struct.pack("<Q", len(payload)) + bytes(payload)
+    with open(path, "wb") as f:
+        f.write(body + struct.pack("<I", zlib.crc32(body) & 0xffffffff))
+
+
+def hostile_checkpoints(runs, flags):
+    """Checkpoints with a valid CRC and impossible contents: a section count
+    near 2^64, an open dump pointed at another file. Each is refused (exit 1),
+    nothing is touched, no signal, no huge allocation."""
+    flags = [f for i, f in enumerate(flags) if f != "-m" and (i == 0 or flags[i - 1] != "-m")]
+    # A run stopped (cleanly) while a dump is open: its checkpoint names the dump's file.
+    found = None
+    for m in range(1000, 1040):
+        d = runs.fresh("H")
+        runs.run(d, flags + ["-m", str(m)])
+        payload = read(os.path.join(d, "out", CKPT), True)[20:-4]
+        at = payload.find(b"spikes_high_dump")
+        if at >= 0:
+            found = (d, at)
+            break
+    if not check("a checkpoint with an open dump (a stop at -m 1000..1039)", found):
+        return
+    d, at = found
+    out = os.path.join(d, "out")
+    ckpt = os.path.join(out, CKPT)
+    keep = read(ckpt, True)
+    # The dump's path is a length-prefixed text: find its start and end.
+    end = keep[20:-4].index(b".tmp", at) + 4
+    start = next(b for b in range(at, max(0, at - 64), -1) if struct.unpack_from("<Q", keep, 20 + b - 8)[0] == end - b)
+    victim = b"out/" + b"v" * (end - start - 4)
+    with open(os.path.join(d, victim.decode()), "w") as f:
+        f.write("not a dump: must stay as it is\n")
+
+    def redirect(payload):
+        payload[start:end] = victim
+    with_crc(ckpt, redirect)
+    before = hashes(out)
+    rc, _, err = runs.run(d, flags + ["--resume", "-m", "1100"])
+    check("hostile checkpoint (a dump at another file): refused", clean_error(rc), "exit %s %s" % (rc, err[-300:]))
+    check("hostile checkpoint (a dump at another file): nothing touched", hashes(out) == before)
+
+    def huge(payload):
+        payload[0:8] = struct.pack("<Q", (1 << 64) - 1)
+    with open(ckpt, "wb") as f:
+        f.write(keep)
+    with_crc(ckpt, huge)
+    rc, _, err = runs.run(d, flags + ["--resume", "-m", "1100"])
+    check("hostile checkpoint (2^64 sections): refused cleanly", clean_error(rc), "exit %s %s" % (rc, err[-300:]))
+
+
 def records(d, stream, bits=1):
     """The INTEGER values of a one-field stream, None where its .meta says NULL."""
     raw = read(os.path.join(d, stream), True)
@@ -396,6 +452,7 @@ def main():
                 (["jit", "vm"] if o.mode == "both" else [o.mode])]
         if supported and refs[0][0]:
             extra_cases(runs, *refs[0])  # once, in the first mode
+            hostile_checkpoints(runs, refs[0][1])
         clocked_case(runs, supported)
     except Exception as e:  # a stuck state or a missing file: a failure, not a traceback only
         check("no unexpected error", False, repr(e))
