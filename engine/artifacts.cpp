@@ -64,6 +64,8 @@ void Engine::Impl::openArtifacts(Stream& s) {
       else archiveChanged(q, paths, d);
       s.files = storage::startFamily(paths, d, s.out.recordSize, rotation < 0, startListing.get());
     }
+    // A segment dropped after a checkpoint stays until a later one is durable (resume needs it).
+    if (opt.checkpointS > 0 && !planChanged) s.files.store->holdDrops(true);
     if (!q.publish.empty()) s.sink = std::make_unique<connectors::MqttSink>(q, s.out, opt.mqtt);
     s.metaBits = int(d.entries.size());
     s.bitmap.assign(size_t((s.metaBits + 7) / 8), 0);

@@ -149,6 +149,9 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
     putBlob(w, rules);
   }
   checkpointSlot = slots;
+  dropMarks.clear();
+  for (auto* s : computed)
+    if (s->files.store && s->files.store->dropsHeld()) dropMarks.push_back({s, s->files.store->dropsHeld()});
   const int64_t ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   checkpointStats.written++;
@@ -183,7 +186,10 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
 void Engine::Impl::collectCheckpoint() {
   if (!pendingCheckpoint.valid()) return;
   const std::string err = pendingCheckpoint.get();
+  auto marks = std::move(dropMarks);
+  dropMarks.clear();
   if (err.empty()) {
+    for (auto& [s, n] : marks) s->files.store->releaseDrops(n);
     checkpointFailed = false;
     checkpointStats.durable++;
     checkpointStats.durableNs = durableNs;
@@ -193,6 +199,13 @@ void Engine::Impl::collectCheckpoint() {
   if (!checkpointFailed)  // said once until one succeeds again
     fprintf(stderr, "warning: %s; the run goes on, the previous checkpoint stays\n", err.c_str());
   checkpointFailed = true;
+}
+
+void Engine::Impl::stopCheckpoints() {
+  collectCheckpoint();
+  planChanged = true;
+  for (auto& s : streams)
+    if (s->files.store) s->files.store->holdDrops(false);
 }
 
 void Engine::Impl::checkpointIfDue(int64_t slots, bool stopping) {
@@ -280,6 +293,8 @@ void Engine::Impl::readResume() {
       st.rules = takeBlob(in);
     }
     if (!in.atEnd() || r->counters.size() != ticks.size() || r->ticksPerSecond != ticksPerSecond) in.fail();
+    for (size_t i = 0; i < ticks.size(); ++i)  // grid points stay within the ticks' range (no overflow)
+      if (r->counters[i] < 1 || r->counters[i] > (int64_t(1) << 62) / ticks[i]) in.fail();
     // A session number exactly when the plan rotates (else the close would archive, or not, against the plan).
     if (r->slots < 0 || r->now < 0 || (r->ended != 0 && r->ended != 1) || r->rotation < -1 || r->rotation > INT32_MAX ||
         (r->rotation >= 0) != !rotationFile.empty())
@@ -297,7 +312,7 @@ void Engine::Impl::restoreStream(Stream& s) {
   if (it == resume->streams.end()) throw EngineError("checkpoint " + resume->file + ": stream " + s.q->id + " missing");
   const Resume::StreamState& st = it->second;
   History& h = s.hist;
-  if (st.base != h.base || st.kept > h.cap)
+  if (st.base != h.base || st.kept > h.cap || st.due < 0 || st.due > resume->counters[s.tickIndex])
     throw EngineError("checkpoint " + resume->file + ": stream " + s.q->id + "'s history does not fit its ring");
   h.count = st.count;
   for (int64_t k = 0; k < st.kept; ++k) {

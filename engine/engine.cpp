@@ -82,6 +82,9 @@ void Engine::Impl::prepare() {
   }
   startListing.reset();
   buildGraph();
+  // The start is a checkpoint too: a kill before the first one resumes from
+  // slot 0, never from files a fresh start would continue (ROTATION).
+  if (!resumeInfo && opt.checkpointS > 0) saveCheckpoint(0);
 }
 
 // The plan's directives: the storage directory (checked, its file system

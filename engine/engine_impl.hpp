@@ -125,8 +125,12 @@ struct Engine::Impl {
   std::vector<uint8_t> identity;               // the plan's part of every checkpoint, made once
   std::future<std::string> pendingCheckpoint;  // the one being made durable: "" or why it failed
   std::atomic<int64_t> durableNs{0}, durableCpuNs{0};
-  // Waits for the pending checkpoint (before the close, and before the next one).
+  // Waits for the pending checkpoint (before the close, the next one, a plan
+  // change); once it is durable, the RETENTION segments dropped before it go.
   void collectCheckpoint();
+  std::vector<std::pair<Stream*, size_t>> dropMarks;  // the pending one's: segments held before it
+  // A plan change: no more checkpoints, dropped segments are not held.
+  void stopCheckpoints();
   // Reads the checkpoint (Options::resume) before any file is touched; throws
   // EngineError when it belongs to another plan or none of its files can be used.
   void readResume();

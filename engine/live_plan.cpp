@@ -340,8 +340,8 @@ Admission Engine::admit(const ir::Plan& cand) {
   m.releaseHolds(added);  // a held source read by a new consumer is read from the next slot on
   // Native code comes later, from the JIT worker; until then the VM runs them.
   if (!m.opt.interpret && !added.empty()) m.compileNative(added, "adhoc" + std::to_string(++m.adhocUnits), true);
-  m.buildGraph();             // the new streams' pipelines are timed and placed too
-  impl_->planChanged = true;  // checkpoints stop: the plan file no longer says what runs
+  m.buildGraph();       // the new streams' pipelines are timed and placed too
+  m.stopCheckpoints();  // the plan file no longer says what runs
   return {Admission::Result::ADMITTED, {}};
 }
 
@@ -386,12 +386,13 @@ std::string Engine::addRule(const ir::Plan& cand, const std::string& id, const s
   // A chain runs on its members' own steps once one has a rule; a dump's
   // records from before a member not materialised are missing ones (zeros).
   if (target->chain) ops::dissolve(*target->chain);
-  impl_->planChanged = true;
+  impl_->stopCheckpoints();
   return "OK";
 }
 
 std::string Engine::removeStream(const std::string& id) {
   Impl& m = *impl_;
+  m.collectCheckpoint();  // its streams are all there until it is done
   Stream* target = nullptr;
   for (auto& s : m.streams)
     if (s->q->id == id && !s->removed) target = s.get();
@@ -428,7 +429,7 @@ std::string Engine::removeStream(const std::string& id) {
   m.releaseUnusedUnits();
 #endif
   m.compact();
-  impl_->planChanged = true;
+  impl_->stopCheckpoints();
   return "OK";
 }
 
@@ -497,6 +498,7 @@ std::string directivesOf(const ir::Plan& p) {
 
 std::string Engine::replacePlan(const ir::Plan& next, std::vector<std::string>& ended) {
   Impl& m = *impl_;
+  m.collectCheckpoint();  // its streams are all there until it is done
   if (directivesOf(next) != directivesOf(m.plan))
     return "Rejected: the new plan changes a directive (STORAGE, SUBSTRAT, ROTATION, DEFAULT VOLATILE); "
            "a running instance keeps its directives: restart it with the new plan";
@@ -537,7 +539,7 @@ std::string Engine::replacePlan(const ir::Plan& next, std::vector<std::string>& 
   m.releaseUnusedUnits();
 #endif
   m.compact();
-  m.planChanged = true;  // checkpoints stop: what runs is no longer one plan file
+  m.stopCheckpoints();  // what runs is no longer one plan file
   // The new streams join at the next grid point, as ad hoc ones do, and then belong to the plan.
   const size_t before = m.streams.size();
   const Admission a = admit(next);

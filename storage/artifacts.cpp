@@ -392,7 +392,7 @@ FamilyStores resumeFamily(const ArtifactPaths& p, const Descriptor& d, int recor
   if (text != d.text()) d.save(p.desc());
   FamilyStores f;
   f.store = openStore(d.profile().value_or("DEFAULT"), p.data(), recordSize, d.retention(), d.retMemory(),
-                      {p.shadow(), false});
+                      {p.shadow(), false}, true);
   f.meta = std::make_unique<MetaIndex>(p.meta(), int(d.entries.size()), f.store->shadowed(), true, p.metaShadow());
   if (!f.store->inMemory()) f.store->cutBack(storeRecords);
   // The checkpoint was taken with the index on disk up to its count: fewer is a lost file, not a crash.

@@ -125,6 +125,10 @@ class BinarySource : public Source {
     offset_ = r.u64();
     record_ = r.u64();
     bpos_ = blen_ = 0;
+    struct stat st {};
+    if (fd_ >= 0 && (fstat(fd_, &st) != 0 || offset_ > uint64_t(st.st_size) || offset_ % uint64_t(layout_.recordSize)))
+      throw SourceError("BINFILE " + path_ + ": the checkpoint's position " + std::to_string(offset_) +
+                        " is not a record of this file (" + std::to_string(st.st_size) + " bytes)");
     if (fd_ >= 0 && ::lseek(fd_, off_t(offset_), SEEK_SET) < 0)
       throw SourceError("BINFILE " + path_ + ": cannot seek to byte " + std::to_string(offset_) + ": " +
                         strerror(errno));

@@ -198,7 +198,7 @@ class FileStore : public Store {
 // RETENTION c s: segments F_segment_<k> of at most c records, at most s kept.
 class SegmentedStore : public Store {
  public:
-  SegmentedStore(std::string path, int rec, bool shadow, int cap, int segs)
+  SegmentedStore(std::string path, int rec, bool shadow, int cap, int segs, bool resuming)
       : paths_(std::move(path)), rec_(rec), shadow_(shadow), cap_(uint64_t(std::max(cap, 1))), segs_(segs) {
     std::vector<uint64_t> found;
     for (auto& f : paths_.segments()) found.push_back(f.index);
@@ -207,7 +207,7 @@ class SegmentedStore : public Store {
     while (start > 0 && (start == found.size() || found[start - 1] + 1 == found[start])) --start;
     if (found.empty()) found.push_back(0), start = 0;
     for (size_t i = start; i < found.size(); ++i) open(found[i]);
-    while (segs_ > 0 && segments_.size() > size_t(segs_)) dropOldest();
+    if (!resuming) trim();
   }
   ~SegmentedStore() override {
     try {
@@ -259,6 +259,7 @@ class SegmentedStore : public Store {
     open(0);
   }
   void close(int rotation, bool synced = false) override {
+    releaseDrops(held_.size());
     std::string err;
     for (auto& s : segments_) {
       try {
@@ -296,6 +297,18 @@ class SegmentedStore : public Store {
       segments_.pop_back();
     }
     segments_.back()->cutBack(n - last * cap_);
+    trim();  // the segments the checkpoint's run had dropped (kept while it was not durable)
+  }
+  void holdDrops(bool on) override {
+    hold_ = on;
+    if (!on) releaseDrops(held_.size());
+  }
+  size_t dropsHeld() const override { return held_.size(); }
+  void releaseDrops(size_t n) override {
+    for (; n > 0 && !held_.empty(); --n) {
+      for (auto& f : held_.front()) removeWithShadow(f);
+      held_.pop_front();
+    }
   }
 
  private:
@@ -310,9 +323,14 @@ class SegmentedStore : public Store {
   void dropOldest() {
     auto files = segments_.front()->files();
     segments_.front()->close(-1);
-    for (auto& f : files) removeWithShadow(f);
+    if (hold_) held_.push_back(files);
+    else
+      for (auto& f : files) removeWithShadow(f);
     segments_.pop_front();
     ++first_;
+  }
+  void trim() {
+    while (segs_ > 0 && segments_.size() > size_t(segs_)) dropOldest();
   }
 
   ArtifactPaths paths_;
@@ -322,6 +340,8 @@ class SegmentedStore : public Store {
   int segs_;
   uint64_t first_ = 0;
   std::deque<std::unique_ptr<FileStore>> segments_;
+  bool hold_ = false;
+  std::deque<std::vector<std::string>> held_;  // dropped segments' files, oldest first
 };
 
 // ------------------------------------------------------------ memory
@@ -399,7 +419,7 @@ class MemoryStore : public Store {
 bool isWritableProfile(const std::string& p) { return ir::findProfile(p) != nullptr; }
 
 std::unique_ptr<Store> openStore(const std::string& profile, const std::string& path, int recordSize,
-                                 std::pair<int, int> retention, int ring, const ShadowFile& shadow) {
+                                 std::pair<int, int> retention, int ring, const ShadowFile& shadow, bool resuming) {
   if (recordSize <= 0) throw StorageError("storage: empty descriptor for " + path);
   const ir::StorageProfile* p = ir::findProfile(profile);
   if (!p) throw StorageError("storage: unsupported storage type '" + profile + "'");
@@ -407,7 +427,8 @@ std::unique_ptr<Store> openStore(const std::string& profile, const std::string& 
   switch (p->store) {
     case ir::StoreKind::SEGMENTABLE:
       if (segmented)
-        return std::make_unique<SegmentedStore>(path, recordSize, p->shadow, retention.first, retention.second);
+        return std::make_unique<SegmentedStore>(path, recordSize, p->shadow, retention.first, retention.second,
+                                                resuming);
       return std::make_unique<FileStore>(path, recordSize, p->shadow, shadow);
     case ir::StoreKind::FILE: return std::make_unique<FileStore>(path, recordSize, p->shadow, shadow);
     case ir::StoreKind::MEMORY: return std::make_unique<MemoryStore>(path, recordSize, ring);

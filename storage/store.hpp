@@ -68,6 +68,13 @@ class Store {
   virtual void cutBack(uint64_t n) = 0;
   virtual void save(ByteWriter&) const {}
   virtual void restore(ByteReader&) {}
+  // A RETENTION segment dropped after a checkpoint is still needed to resume
+  // from it: with holdDrops(true) a dropped segment's files stay until
+  // releaseDrops(n) removes the first n held (a later checkpoint is durable);
+  // holdDrops(false), and the close, remove every one held.
+  virtual void holdDrops(bool) {}
+  virtual size_t dropsHeld() const { return 0; }
+  virtual void releaseDrops(size_t) {}
 };
 
 // The update log of a one-file store: by default `<data>.shadow`, started
@@ -80,8 +87,11 @@ struct ShadowFile {
 
 // Opens a writable store of the given profile (DEFAULT, DIRECT, POSIX,
 // POSIXSHD, GENERIC, MEMORY). `ring` is the MEMORY ring size (0 = unbounded).
+// `resuming`: RETENTION keeps every segment found until Store::cutBack (a
+// checkpoint may need ones past the limit; cutBack drops the rest).
 std::unique_ptr<Store> openStore(const std::string& profile, const std::string& path, int recordSize,
-                                 std::pair<int, int> retention, int ring, const ShadowFile& shadow = {});
+                                 std::pair<int, int> retention, int ring, const ShadowFile& shadow = {},
+                                 bool resuming = false);
 
 bool isWritableProfile(const std::string& p);
 

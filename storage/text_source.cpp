@@ -182,7 +182,12 @@ class TextSource : public Source {
   }
   void restore(ByteReader& r) override {
     Source::restore(r);
-    seekTo(r.u64());
+    const uint64_t at = r.u64();
+    struct stat st {};
+    if (fstat(fd_, &st) != 0 || at > uint64_t(st.st_size))
+      throw SourceError("TEXTFILE " + path_ + ": the checkpoint's position " + std::to_string(at) +
+                        " is past its end (" + std::to_string(st.st_size) + " bytes)");
+    seekTo(at);
     hitEof_ = r.flag();
     blankSize_ = off_t(r.i64());
     record_ = r.u64();
