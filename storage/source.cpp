@@ -208,15 +208,11 @@ class DeviceSource : public Source {
   // Bytes a device gave are gone once read: only its counters go on.
   void save(ByteWriter& w) const override {
     Source::save(w);
-    w.u64(reads_);
-    w.u64(misses_);
-    w.u64(offset_);
+    for (uint64_t v : {reads_, misses_, offset_}) w.u64(v);
   }
   void restore(ByteReader& r) override {
     Source::restore(r);
-    reads_ = r.u64();
-    misses_ = r.u64();
-    offset_ = r.u64();
+    for (uint64_t* v : {&reads_, &misses_, &offset_}) *v = r.u64();
   }
   void next(uint8_t* rec, uint8_t* nulls) override {
     if (exhausted_ || (fd_ < 0 && !tryOpen())) {
