@@ -166,14 +166,14 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
     timespec c0{}, c1{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     try {
-      if (storageSync && storageSync->usable()) {
-        if (int e = storageSync->sync())
+      if (checkpointSync && checkpointSync->usable()) {
+        if (int e = checkpointSync->sync())
           throw storage::CheckpointError(std::string("syncfs of the storage directory failed: ") + strerror(e));
       } else {
         ::sync();
       }
       storage::writeCheckpoint(storage::CheckpointPaths::in(storageDir), payload);
-    } catch (const storage::CheckpointError& e) {
+    } catch (const std::exception& e) {  // whatever it is, the run goes on and the close still runs
       return e.what();
     }
     durableNs += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();

@@ -85,6 +85,9 @@ void Engine::Impl::prepare() {
   // The start is a checkpoint too: a kill before the first one resumes from
   // slot 0, never from files a fresh start would continue (ROTATION).
   if (!resumeInfo && opt.checkpointS > 0) saveCheckpoint(0);
+  // A resumed run that takes none: the one it came from would be stale once it writes on.
+  if (resumeInfo && opt.checkpointS <= 0) storage::removeCheckpoint(storage::CheckpointPaths::in(storageDir));
+  prepared = true;
 }
 
 // The plan's directives: the storage directory (checked, its file system
@@ -102,6 +105,7 @@ void Engine::Impl::openStorage() {
   // Opened before any artifact is written: the close's syncfs reports a
   // writeback error of any of them.
   storageSync = std::make_unique<storage::io::FileSystemSync>(storageDir);
+  checkpointSync = std::make_unique<storage::io::FileSystemSync>(storageDir);
   // A counter file that is there but holds no session number stops the start
   // before any artifact is touched (book rotation.md).
   if (!rotationFile.empty()) {
@@ -240,11 +244,19 @@ void Engine::finish() {
   m.collectCheckpoint();  // its sync must not meet the close's
   m.commands.shutdown(200);
   for (auto& s : m.streams) s->rules.reset();
+  // A --resume that failed in set-up leaves things as they were: no archive,
+  // the checkpoint kept, DISPOSABLE sources kept (a second --resume can work).
+  const bool leaveAsFound = m.opt.resume && !m.prepared;
+  if (leaveAsFound) m.rotation = -1;
   const std::vector<std::string> failed = m.closeAll();
+  const auto checkpoint = storage::CheckpointPaths::in(m.storageDir);
   // Under ROTATION the close archived the session: there is nothing to go on from.
-  if (m.rotation >= 0 && m.opt.checkpointS > 0) storage::removeCheckpoint(storage::CheckpointPaths::in(m.storageDir));
+  if (!leaveAsFound && m.rotation >= 0) storage::removeCheckpoint(checkpoint);
   for (auto& s : m.streams)
-    if (s->declared && s->q->isDisposable) m.removeDisposable(*s);
+    if (s->declared && s->q->isDisposable && !leaveAsFound) {
+      m.removeDisposable(*s);
+      storage::removeCheckpoint(checkpoint);  // it was consumed: a resume could not read it again
+    }
   for (size_t i = 1; i < failed.size(); ++i) fprintf(stderr, "FATAL: %s\n", failed[i].c_str());
   if (!failed.empty()) throw EngineError(failed.front());  // the first one is thrown
 }

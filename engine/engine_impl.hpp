@@ -96,6 +96,7 @@ struct Engine::Impl {
   std::vector<char> readInBin, binReadsNow;
   std::vector<std::vector<Stream*>> sourcesOfBins(const std::vector<std::vector<Stream*>>& bins);
   bool finished = false;
+  bool prepared = false;  // prepare() ran to its end
 
   // ------------------------------------------------------------ checkpoints (checkpoint.cpp)
   struct Resume {  // a checkpoint read at set-up, until its state is restored
@@ -122,8 +123,7 @@ struct Engine::Impl {
   int64_t checkpointSlot = -1;  // the slot count of the last one written
   bool checkpointFailed = false;
   Engine::CheckpointStats checkpointStats;
-  std::vector<uint8_t> identity;               // the plan's part of every checkpoint, made once
-  std::future<std::string> pendingCheckpoint;  // the one being made durable: "" or why it failed
+  std::vector<uint8_t> identity;  // the plan's part of every checkpoint, made once
   std::atomic<int64_t> durableNs{0}, durableCpuNs{0};
   // Waits for the pending checkpoint (before the close, the next one, a plan
   // change); once it is durable, the RETENTION segments dropped before it go.
@@ -201,6 +201,12 @@ struct Engine::Impl {
   std::vector<std::string> closeAll();  // every stream, at finish()
   // The storage directory's file system, synced as a whole at the close.
   std::unique_ptr<storage::io::FileSystemSync> storageSync;
+  // The checkpoints' own: syncfs reports a writeback error once a descriptor,
+  // and the close's (storageSync) must see it too.
+  std::unique_ptr<storage::io::FileSystemSync> checkpointSync;
+  // The checkpoint being made durable: "" or why it failed. Declared after what
+  // its task uses, so it is waited for before they go.
+  std::future<std::string> pendingCheckpoint;
   Engine::CloseReport closeReport;
   void nextRotation();  // the rotation counter: past every archive on disk
   void archiveChanged(const ir::Query& q, const storage::ArtifactPaths& paths, const storage::Descriptor& d);

@@ -325,6 +325,9 @@ Admission Engine::admit(const ir::Plan& cand) {
   m.givenUp = -1;  // an archive of this admission's streams takes a number of its own
   std::vector<const ir::Query*> fresh;
   if (std::string id = m.changedStream(cand, fresh); !id.empty()) return {Admission::Result::CHANGES_RUNNING, id};
+  // From here the engine's state changes (its ticks, rings, chains) even if the
+  // set-up then fails: the plan file no longer says what runs.
+  m.stopCheckpoints();
   m.refineTicks(fresh);
   const int64_t delay = std::max(m.growRings(cand), m.materialiseRead(fresh, cand));
   const size_t ticksBefore = m.ticks.size();
@@ -340,8 +343,7 @@ Admission Engine::admit(const ir::Plan& cand) {
   m.releaseHolds(added);  // a held source read by a new consumer is read from the next slot on
   // Native code comes later, from the JIT worker; until then the VM runs them.
   if (!m.opt.interpret && !added.empty()) m.compileNative(added, "adhoc" + std::to_string(++m.adhocUnits), true);
-  m.buildGraph();       // the new streams' pipelines are timed and placed too
-  m.stopCheckpoints();  // the plan file no longer says what runs
+  m.buildGraph();  // the new streams' pipelines are timed and placed too
   return {Admission::Result::ADMITTED, {}};
 }
 

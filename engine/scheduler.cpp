@@ -119,7 +119,8 @@ struct Run {
   Engine::Impl& m;
   const std::atomic<bool>& stop;
   const SlotHooks& hooks;
-  Clock::time_point anchor = Clock::now();
+  Clock::time_point anchor = Clock::now();  // tick 0 (a resumed clocked run moves it back: anchorClock)
+  const Clock::time_point started = Clock::now();
   int64_t slots = 0, nextIdle = 0;
   Clock::time_point idleAt{};  // offline, clients are served every 4096 slots, at most once a millisecond
   std::vector<const std::string*> wrote;
@@ -137,7 +138,7 @@ struct Run {
   // spend its first moment on quick code); code that became ready switches
   // in at this block boundary.
   bool tierUpDue() const {
-    const auto ran = Clock::now() - anchor;
+    const auto ran = Clock::now() - started;
     if (ran >= kTierUpAfter) return true;
     const int64_t ranSlots = slots - m.slotsBefore;  // this run's (a resumed one started later)
     if (m.opt.limit <= 0 || ranSlots <= 0) return false;

@@ -386,10 +386,16 @@ FamilyStores openFamily(const ArtifactPaths& p, const Descriptor& d, const std::
 
 FamilyStores resumeFamily(const ArtifactPaths& p, const Descriptor& d, int recordSize, uint64_t storeRecords,
                           uint64_t indexRecords) {
-  // The checkpoint's plan wrote it; written again only when it is not there as it should be.
+  // The checkpoint's plan wrote it. Another one means the files were written
+  // since by another plan (an xqry --reset): cutting them back as this
+  // layout's records would corrupt them.
   std::ifstream was(p.desc(), std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(was)), std::istreambuf_iterator<char>());
-  if (text != d.text()) d.save(p.desc());
+  if (was.is_open() && text != d.text())
+    throw StorageError("storage: " + p.desc() + " describes another layout than the checkpoint's plan (" +
+                       d.textLine() +
+                       "): the files were written by another plan since, and the checkpoint cannot be used with them");
+  if (!was.is_open()) d.save(p.desc());
   FamilyStores f;
   f.store = openStore(d.profile().value_or("DEFAULT"), p.data(), recordSize, d.retention(), d.retMemory(),
                       {p.shadow(), false}, true);

@@ -319,6 +319,24 @@ def extra_cases(runs, ref, flags):
     check("corrupt checkpoints: a clean error exit (no signal, no abort)", clean_error(rc), "exit %s" % rc)
     check("corrupt checkpoints: stderr names the checkpoint file", CKPT in err, err[-300:])
     check("corrupt checkpoints: files unchanged", hashes(os.path.join(d, "out")) == before)
+    # (d) a stream's files rewritten by another plan since (an xqry --reset): refused, not cut back as this layout.
+    d = os.path.join(runs.work, "Sd")
+    shutil.copytree(s, d)
+    with open(os.path.join(d, "out", "joined.desc"), "w") as f:
+        f.write("{\tDOUBLE a\n\tDOUBLE b\n\tDOUBLE c\n}")
+    size_before = size(os.path.join(d, "out", "joined"))
+    rc, _, err = runs.run(d, flags + ["--resume"])
+    check("another layout on disk: refused, naming joined.desc", clean_error(rc) and "joined.desc" in err,
+          "exit %s %s" % (rc, err[-300:]))
+    check("another layout on disk: its data not cut", size(os.path.join(d, "out", "joined")) == size_before)
+    # (e) a resume that takes no checkpoints removes the one it came from (it would be stale).
+    rc, o, err = runs.run(s, without_m(flags) + ["--resume", "--checkpoint", "0", "-m", "1000"])
+    check("--resume --checkpoint 0: the checkpoint it came from is removed",
+          rc == 0 and not os.path.exists(os.path.join(out, CKPT)), "exit %s %s" % (rc, err[-300:]))
+
+
+def without_m(flags):
+    return [f for i, f in enumerate(flags) if f != "-m" and (i == 0 or flags[i - 1] != "-m")]
 
 
 def with_crc(path, change):
@@ -336,7 +354,7 @@ def hostile_checkpoints(runs, flags):
     """Checkpoints with a valid CRC and impossible contents: a section count
     near 2^64, an open dump pointed at another file. Each is refused (exit 1),
     nothing is touched, no signal, no huge allocation."""
-    flags = [f for i, f in enumerate(flags) if f != "-m" and (i == 0 or flags[i - 1] != "-m")]
+    flags = without_m(flags)
     # A run stopped (cleanly) while a dump is open: its checkpoint names the dump's file.
     found = None
     for m in range(1000, 1040):
@@ -398,6 +416,14 @@ def rotation_case(runs, flags):
     p.send_signal(signal.SIGKILL)
     p.wait()
     check("rotation: killed mid-run, before a periodic checkpoint", hit)
+    # A refused resume (another plan) leaves everything as it found it: no archive, the checkpoint kept.
+    changed = read(os.path.join(b, "plan.rql")).replace("STREAM joined", "STREAM joined2")
+    with open(os.path.join(b, "changed.rql"), "w") as f:
+        f.write(changed)
+    before = hashes(os.path.join(b, "out"))
+    rc, _, err = runs.run(b, flags + ["--checkpoint", "100", "--resume"], "changed.rql")
+    check("rotation: a refused resume archives nothing and keeps the checkpoint",
+          clean_error(rc) and hashes(os.path.join(b, "out")) == before, "exit %s %s" % (rc, err[-300:]))
     rc, o, err = runs.run(b, flags + ["--checkpoint", "100", "--resume"])
     check("rotation: resumed from the start's checkpoint", rc == 0 and "resumed plan.rql at slot 0 " in o,
           "exit %s: %s %s" % (rc, o[:200], err[-300:]))
