@@ -10,7 +10,6 @@
 
 #include <time.h>
 
-#include <cinttypes>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -151,7 +150,7 @@ void Engine::Impl::saveCheckpoint(int64_t slots) {
   checkpointSlot = slots;
   dropMarks.clear();
   for (auto* s : computed)
-    if (s->files.store && s->files.store->dropsHeld()) dropMarks.push_back({s, s->files.store->dropsHeld()});
+    if (const size_t held = s->files.store ? s->files.store->dropsHeld() : 0) dropMarks.push_back({s, held});
   const int64_t ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   checkpointStats.written++;
@@ -210,15 +209,15 @@ void Engine::Impl::stopCheckpoints() {
 
 void Engine::Impl::checkpointIfDue(int64_t slots, bool stopping) {
   if (opt.checkpointS <= 0 || planChanged || slots == checkpointSlot) return;
-  if (stopping && rotation >= 0) return;  // the close archives the session: nothing to go on from
-  const auto now = std::chrono::steady_clock::now();
-  if (!stopping && now < nextCheckpoint) return;
+  if (stopping && rotation >= 0) return;             // the close archives the session: nothing to go on from
+  const auto at = std::chrono::steady_clock::now();  // not `now`: that is the engine's tick
+  if (!stopping && at < nextCheckpoint) return;
   // One in flight at a time: a run that outpaces the disk takes the next at a later block.
   if (!stopping && pendingCheckpoint.valid() &&
       pendingCheckpoint.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
     return;
   collectCheckpoint();
-  nextCheckpoint = now + std::chrono::nanoseconds(int64_t(opt.checkpointS * 1e9));
+  nextCheckpoint = at + std::chrono::nanoseconds(int64_t(opt.checkpointS * 1e9));
   saveCheckpoint(slots);
   if (stopping) collectCheckpoint();
 }
